@@ -1,0 +1,102 @@
+// MindSpore AOT entry points of the CPU MsaIndexScore (ops.Custom(func_type="aot")).
+// Inputs arrive in the aclnn order of SPEC §8, then the output:
+//   query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc, score
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "../common/msa_last_error.h"
+#include "../common/msa_rules.h"
+#include "aot_extra.h"
+#include "score_kernel.h"
+
+namespace {
+
+constexpr int kNumParams = msa::kNumInputs + 1;
+constexpr int kInternalError = 3;
+
+int Fail(int code, const std::string &message) {
+  msa::SetLastKernelError(message);
+  std::fprintf(stderr, "%s\n", message.c_str());
+  return code;
+}
+
+int FailStatus(const msa::Status &s) { return Fail(static_cast<int>(s.kind), s.message); }
+
+// Attributes as the Python layer sets them on the primitive (names = the Cell's argument names).
+msa::Status ReadAttrs(mindspore::AotExtra *extra, msa::Attrs *attrs, float *fill_value) {
+  msa::Status s;
+  const std::string layout = extra->Attr<std::string>("layout_key");
+  const std::string window = extra->Attr<std::string>("local_window");
+  if (!msa::ParseLayout(layout.c_str(), &attrs->layout) || !msa::ParseLocalWindow(window.c_str(), &attrs->local_window)) {
+    s.kind = msa::ErrorKind::kValue;
+    s.message = "MsaIndexScore: unknown layout_key '" + layout + "' or local_window '" + window + "'";
+    return s;
+  }
+  attrs->sparse_mode = extra->Attr<int64_t>("sparse_mode");
+  attrs->init_blocks = extra->Attr<int64_t>("init_blocks");
+  attrs->local_blocks = extra->Attr<int64_t>("local_blocks");
+  attrs->block_size = extra->Attr<int64_t>("block_size");
+  attrs->max_kv_blocks = extra->Attr<int64_t>("max_kv_blocks");
+  attrs->target = msa::Target::kCpu;
+  *fill_value = extra->Attr<float>("fill_value");
+  return s;
+}
+
+int Launch(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *extra_ptr) {
+  if (nparam != kNumParams || extra_ptr == nullptr) {
+    return Fail(kInternalError, "MsaIndexScore: expected " + std::to_string(kNumParams) + " tensors (8 inputs, 1 output), got " +
+                                    std::to_string(nparam));
+  }
+  msa::cpu::ScoreProblem p;
+  msa::Status s = ReadAttrs(static_cast<mindspore::AotExtra *>(extra_ptr), &p.attrs, &p.fill_value);
+  if (!s.ok()) return FailStatus(s);
+
+  msa::TensorDesc in[msa::kNumInputs];
+  for (int i = 0; i < msa::kNumInputs; ++i) {
+    in[i].dtype = msa::ParseDType(dtypes[i]);  // "none" marks an absent input; empty tensors may have null data
+    in[i].ndim = ndims[i];
+    if (ndims[i] > msa::kMaxRank) return Fail(2, "MsaIndexScore: input " + std::to_string(i) + " has too many dims");
+    for (int r = 0; r < ndims[i]; ++r) in[i].dims[r] = shapes[i][r];
+  }
+  s = msa::CheckArgs(in, p.attrs, &p.geo);
+  if (!s.ok()) return FailStatus(s);
+  const int out = msa::kNumInputs;
+  if (ndims[out] != 3 || shapes[out][0] != p.geo.n1 || shapes[out][1] != p.geo.t1 || shapes[out][2] != p.geo.out_width) {
+    return Fail(kInternalError, "MsaIndexScore: the output buffer shape differs from [N1, T1, W] of the inputs");
+  }
+  p.query_dtype = in[msa::kQuery].dtype;
+  p.key_dtype = in[msa::kKey].dtype;
+  p.query = params[msa::kQuery];
+  p.key = params[msa::kKey];
+  p.block_table = static_cast<const int32_t *>(params[msa::kBlockTable]);
+  p.scale = static_cast<const float *>(params[msa::kScale]);
+  p.qlen = static_cast<const int32_t *>(params[msa::kActualSeqQlen]);
+  p.klen = static_cast<const int32_t *>(params[msa::kActualSeqKlen]);
+  p.start_loc = static_cast<const int32_t *>(params[msa::kStartLoc]);
+  p.out = static_cast<float *>(params[out]);
+
+  s = msa::CheckValues(p.geo, p.attrs, p.qlen, p.klen, p.block_table);
+  if (!s.ok()) return FailStatus(s);
+  msa::cpu::RunScore(p, msa::cpu::ConfiguredThreads());
+  return 0;
+}
+
+}  // namespace
+
+extern "C" MSA_EXPORT int MsaIndexScoreInit(int *, int64_t **, const char **, mindspore::AotExtra *) {
+  // Attributes are read at every launch (a handful of lookups), so nothing is cached here.
+  return 0;
+}
+
+extern "C" MSA_EXPORT int MsaIndexScore(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes,
+                             void * /*stream*/, void *extra) {
+  try {
+    return Launch(nparam, params, ndims, shapes, dtypes, extra);
+  } catch (const std::bad_alloc &) {
+    return Fail(kInternalError, "MsaIndexScore: out of host memory");
+  } catch (const std::exception &e) {
+    return Fail(kInternalError, std::string("MsaIndexScore: ") + e.what());
+  }
+}

@@ -1,0 +1,135 @@
+"""MsaIndexScore: the block scores of MiniMax-M3's sparse-attention index branch (SPEC.md)."""
+import functools
+import re
+
+from mindspore import nn
+
+from . import _attrs, _lib, backends
+
+_AOT_FAILURE = re.compile(r"function\(MsaIndexScore\) is (\d+)")
+_KERNEL_ERRORS = {1: TypeError, 2: ValueError}
+
+
+class MsaIndexScore(nn.Cell):
+    r"""Scores every KV block for every index head and query token.
+
+    .. math::
+        score[h, t, \beta] = \max_{j \in \beta,\ j\ \mathrm{visible}} \langle q[t, h], \tilde k[j, h // (N1/N2)] \rangle
+
+    accumulated in fp32, with causal visibility from the lengths, then init/local forcing (1e30 / 1e29)
+    and `fill_value` where no key is visible. Top-k is not part of the operator. The full contract is
+    SPEC.md; the attributes below are fixed when the Cell is built, so one Cell serves every batch shape.
+
+    Args:
+        layout_key (str): key layout, "BBND" [NP, P, N2, D] (or [NP, P, D]), "BNBD" [NP, N2, P, D] or
+            "TND" [T2, N2, D]; case-insensitive. Default: ``"BBND"``.
+        sparse_mode (int): 3 = right-down causal, 0 = only length truncation. Default: ``3``.
+        init_blocks (int): blocks [0, init_blocks) are forced to 1e30. Default: ``0``.
+        local_blocks (int): the local window forced to 1e29 (wins over init). Default: ``1``.
+        local_window (str): "request" (window ends at start_loc[b], the CANN behaviour) or "token"
+            (window ends at each token's last visible block). Default: ``"request"``.
+        fill_value (float): written where no key is visible and in padding columns. Default: ``-inf``.
+        block_size (int): tokens per block for TND keys (paged keys take P from their shape). Default: ``128``.
+        max_kv_blocks (int): TND only, output width before rounding; None = ceil(T2 / block_size).
+            Default: ``None``.
+
+    Inputs:
+        - **query** (Tensor) - [T1, N1, D], float16/bfloat16 (CPU also float32, float8_e4m3fn, float8_e5m2).
+        - **key** (Tensor) - laid out as `layout_key`; the query's dtype, or int8 with `scale`.
+        - **start_loc** (Tensor, optional) - [B] int32, logical block of each request's current query;
+          required for local_window "request" with local_blocks > 0.
+        - **block_table** (Tensor, optional) - [B, MB] int32; required for BBND/BNBD, None for TND.
+        - **scale** (Tensor, optional) - float32 per-token dequant scale of an int8 key
+          ([NP, N2, P] paged, [T2, N2] or [T2] TND).
+        - **atten_mask** (Tensor, optional) - int8 [2048, 2048], accepted for the CANN interface, never read.
+        - **actual_seq_qlen** (Tensor) - [B+1] int32 prefix sums of the query lengths.
+        - **actual_seq_klen** (Tensor) - int32, [B] kv lengths (paged) or [B+1] prefix sums (TND).
+
+    Outputs:
+        Tensor of float32, [N1, T1, W] with W = RoundUp(MB, 16) (paged) or
+        RoundUp(max_kv_blocks or ceil(T2 / block_size), 16) (TND), at least 16.
+
+    Raises:
+        TypeError: a wrong dtype (query, key, scale, index tensors, atten_mask) or attribute type.
+        ValueError: a rule of SPEC §5 on shapes or attributes, before the kernel runs; on CPU also a
+            rule on tensor contents (lengths, block table), found by the kernel.
+
+    Supported Platforms:
+        ``CPU``
+
+    Examples:
+        >>> import numpy as np
+        >>> import mindspore as ms
+        >>> from ms_msa import MsaIndexScore
+        >>> q = ms.Tensor(np.random.randn(3, 4, 128).astype(np.float16))
+        >>> k = ms.Tensor(np.random.randn(2, 128, 1, 128).astype(np.float16))
+        >>> op = MsaIndexScore(local_blocks=0)
+        >>> score = op(q, k, None, ms.Tensor([[1, 0]], ms.int32), None, None,
+        ...            ms.Tensor([0, 3], ms.int32), ms.Tensor([200], ms.int32))
+        >>> score.shape
+        (4, 3, 16)
+    """
+
+    def __init__(self, layout_key="BBND", sparse_mode=3, init_blocks=0, local_blocks=1, local_window="request",
+                 fill_value=float("-inf"), block_size=128, max_kv_blocks=None):
+        super().__init__()
+        attrs = _attrs.normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, fill_value,
+                                 block_size, max_kv_blocks)
+        target = _lib.TARGET_CPU if backends.device_target() == "CPU" else _lib.TARGET_ASCEND
+        _lib.check_attrs(attrs, target)
+        self.layout_key = attrs["layout_key"]
+        self.sparse_mode = attrs["sparse_mode"]
+        self.init_blocks = attrs["init_blocks"]
+        self.local_blocks = attrs["local_blocks"]
+        self.local_window = attrs["local_window"]
+        self.fill_value = attrs["fill_value"]
+        self.block_size = attrs["block_size"]
+        self.max_kv_blocks = attrs["max_kv_blocks"]
+        self.score_op = backends.make_primitive(attrs)
+
+    def construct(self, query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
+                  actual_seq_qlen=None, actual_seq_klen=None):
+        return self.score_op(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen,
+                             start_loc)
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return super().__call__(*args, **kwargs)
+        except RuntimeError as err:
+            raise translate_kernel_error(err) from err
+
+    def extend_repr(self):
+        return (f"layout_key={self.layout_key}, sparse_mode={self.sparse_mode}, init_blocks={self.init_blocks}, "
+                f"local_blocks={self.local_blocks}, local_window={self.local_window}, fill_value={self.fill_value}, "
+                f"block_size={self.block_size}, max_kv_blocks={self.max_kv_blocks}")
+
+
+def translate_kernel_error(err):
+    """MindSpore reports only an AOT kernel's return code; attach the kernel's own message.
+
+    Returns the exception to raise: TypeError/ValueError for the kernel's rule failures, else `err`.
+    """
+    match = _AOT_FAILURE.search(str(err))
+    if match is None:
+        return err
+    code = int(match.group(1))
+    return _KERNEL_ERRORS.get(code, RuntimeError)(_lib.last_kernel_error() or str(err))
+
+
+@functools.lru_cache(maxsize=64)
+def _cell_for(device_target, *attr_values):
+    return MsaIndexScore(*attr_values)
+
+
+def msa_index_score(query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
+                    actual_seq_qlen=None, actual_seq_klen=None, *, layout_key="BBND", sparse_mode=3,
+                    init_blocks=0, local_blocks=1, local_window="request", fill_value=float("-inf"),
+                    block_size=128, max_kv_blocks=None):
+    """Functional form of :class:`MsaIndexScore` (same arguments; attributes are keyword-only).
+
+    Cells are cached per attribute set. Inside a GRAPH_MODE `construct`, build a MsaIndexScore Cell
+    in `__init__` instead.
+    """
+    cell = _cell_for(backends.device_target(), layout_key, sparse_mode, init_blocks, local_blocks, local_window,
+                     fill_value, block_size, max_kv_blocks)
+    return cell(query, key, start_loc, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen)

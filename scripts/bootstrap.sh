@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up everything ms_msa needs on a fresh machine, idempotently: a virtual environment with the
+# pinned requirements (created once per requirements file, outside the work tree so every checkout
+# and CI run on this machine shares the 2.5 GB MindSpore install), then the CPU kernel build (skipped
+# when no source changed). Source it: it exports PYTHON and PYTHONPATH.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REQ="$ROOT/requirements.txt"
+REQ_HASH="$(sha256sum "$REQ" | cut -c1-12)"
+VENV="${MS_MSA_VENV:-$HOME/.cache/ms_msa/venv-$REQ_HASH}"
+BASE_PYTHON="${MS_MSA_BASE_PYTHON:-python3}"
+
+if [ ! -f "$VENV/.ms_msa_ready" ]; then
+  echo "[ms_msa] creating $VENV (MindSpore 2.10 is ~2.5 GB; done once per machine)" >&2
+  rm -rf "$VENV"
+  mkdir -p "$(dirname "$VENV")"
+  "$BASE_PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -r "$REQ"
+  touch "$VENV/.ms_msa_ready"
+fi
+
+export PYTHON="$VENV/bin/python"
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+# MindFormers-style logs and MindSpore's graph dumps stay out of the work tree.
+export GLOG_v="${GLOG_v:-3}"
+"$PYTHON" "$ROOT/ms_msa/_build.py" >/dev/null
