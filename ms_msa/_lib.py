@@ -117,3 +117,10 @@ def last_kernel_error():
     msg = ctypes.create_string_buffer(_MSG_CAP)
     library().MsaLastKernelError(msg, _MSG_CAP)
     return msg.value.decode(errors="replace")
+
+
+def cpu_isas():
+    """The CPU micro-kernels this machine can run, best first (MS_MSA_CPU_ISA picks one)."""
+    buf = ctypes.create_string_buffer(256)
+    library().MsaCpuIsas(buf, 256)
+    return buf.value.decode().split(",")

@@ -2,7 +2,9 @@
 import functools
 import re
 
+import mindspore as ms
 from mindspore import nn
+from mindspore.common.api import _pynative_executor
 
 from . import _attrs, _lib, backends
 
@@ -94,7 +96,12 @@ class MsaIndexScore(nn.Cell):
 
     def __call__(self, *args, **kwargs):
         try:
-            return super().__call__(*args, **kwargs)
+            out = super().__call__(*args, **kwargs)
+            if ms.get_context("mode") == ms.PYNATIVE_MODE:
+                # PyNative launches asynchronously: without this wait a kernel rule failure (a bad
+                # length or block-table entry) would surface at some later op as a bare return code.
+                _pynative_executor.sync()
+            return out
         except RuntimeError as err:
             raise translate_kernel_error(err) from err
 

@@ -1,6 +1,8 @@
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
+#include "../common/msa_config.h"
 #include "block_max.h"
 
 namespace msa {
@@ -35,3 +37,16 @@ BlockMaxImpl SelectBlockMax() {
 
 }  // namespace cpu
 }  // namespace msa
+
+// Comma-separated names of the micro-kernels this CPU can run, best first (for tests and benchmarks).
+extern "C" MSA_EXPORT int MsaCpuIsas(char *buf, int cap) {
+  msa::cpu::BlockMaxImpl all[4];
+  const int n = msa::cpu::AvailableBlockMax(all, 4);
+  std::string text;
+  for (int i = 0; i < n; ++i) text += (i ? "," : "") + std::string(all[i].isa);
+  if (buf != nullptr && cap > 0) {
+    std::strncpy(buf, text.c_str(), cap - 1);
+    buf[cap - 1] = '\0';
+  }
+  return n;
+}

@@ -1,0 +1,122 @@
+"""The Python API: Cell reuse across shapes, keywords, @ms.jit, the functional form, thread counts and
+CPU instruction-set paths (each against the reference), in PyNative and GRAPH_MODE."""
+import os
+
+import numpy as np
+import mindspore as ms
+import pytest
+
+import ms_msa
+from ms_msa import MsaIndexScore, _lib
+from ms_msa.testing import cases, numeric
+
+CASE_A = cases.CASES_BY_NAME["L1-prefill-unaligned"]
+CASE_B = cases.CASES_BY_NAME["L1-decode-speculative"]
+
+
+def _check(out, inputs, case):
+    numeric.assert_accepted(out.asnumpy(), inputs.run_reference(), case.fill_value, case.name)
+
+
+def test_one_cell_serves_every_batch_shape(mode):
+    op = MsaIndexScore()
+    for case in (CASE_A, CASE_B, CASE_A):
+        inputs = cases.build_inputs(case, seed=3)
+        _check(op(*cases.call_args(inputs)), inputs, case)
+
+
+def test_keyword_call(mode):
+    inputs = cases.build_inputs(CASE_A)
+    out = MsaIndexScore()(**inputs.tensors)
+    _check(out, inputs, CASE_A)
+
+
+def test_fresh_values_same_shapes(mode):
+    op = MsaIndexScore()
+    first = op(*cases.call_args(cases.build_inputs(CASE_A, seed=1))).asnumpy()
+    inputs = cases.build_inputs(CASE_A, seed=2)
+    second = op(*cases.call_args(inputs))
+    _check(second, inputs, CASE_A)
+    assert not np.array_equal(first, second.asnumpy())
+
+
+def test_inside_a_user_cell(mode):
+    class IndexBranch(ms.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.score = MsaIndexScore(local_window="token")
+
+        def construct(self, q, k, table, qlen, klen):
+            s = self.score(q, k, None, table, None, None, qlen, klen)
+            return ms.ops.topk(s, 4)[1]
+
+    case = cases.Case("user-cell", 4, 64, 8, (5, 1), (300, 200), local_window="token")
+    inputs = cases.build_inputs(case)
+    t = inputs.tensors
+    idx = IndexBranch()(t["query"], t["key"], t["block_table"], t["actual_seq_qlen"], t["actual_seq_klen"]).asnumpy()
+    ref = inputs.run_reference()
+    expected_best = np.argmax(ref, axis=-1)
+    assert np.array_equal(idx[..., 0], expected_best)
+
+
+def test_jit_function(pynative):
+    op = MsaIndexScore()
+
+    @ms.jit
+    def scored(*args):
+        return op(*args) * 1.0
+
+    inputs = cases.build_inputs(CASE_B)
+    _check(scored(*cases.call_args(inputs)), inputs, CASE_B)
+
+
+def test_functional_form(pynative):
+    case = cases.CASES_BY_NAME["X-token-window-tnd"]
+    inputs = cases.build_inputs(case)
+    out = ms_msa.msa_index_score(*cases.call_args(inputs), **case.attrs())
+    _check(out, inputs, case)
+
+
+def test_functional_form_rejects_bad_attrs(pynative):
+    inputs = cases.build_inputs(CASE_A)
+    with pytest.raises(ValueError, match="'sparse_mode'"):
+        ms_msa.msa_index_score(*cases.call_args(inputs), sparse_mode=2)
+
+
+def test_docstring_example(pynative):
+    q = ms.Tensor(np.random.randn(3, 4, 128).astype(np.float16))
+    k = ms.Tensor(np.random.randn(2, 128, 1, 128).astype(np.float16))
+    score = MsaIndexScore(local_blocks=0)(q, k, None, ms.Tensor([[1, 0]], ms.int32), None, None,
+                                          ms.Tensor([0, 3], ms.int32), ms.Tensor([200], ms.int32))
+    assert score.shape == (4, 3, 16)
+
+
+def test_repr_names_attributes(pynative):
+    text = repr(MsaIndexScore(layout_key="tnd", local_window="TOKEN"))
+    assert "layout_key=TND" in text and "local_window=token" in text
+
+
+@pytest.mark.parametrize("case_name", ["L1-prefill-multi-mtile", "L0-decode-q4-kv275", "X-gqa-n2-4-tnd-int8"])
+def test_bit_identical_whatever_the_thread_count(case_name, mode, monkeypatch):
+    case = cases.CASES_BY_NAME[case_name]
+    inputs = cases.build_inputs(case)
+    results = []
+    for threads in ("1", "2", "3", "8"):
+        monkeypatch.setenv("MS_MSA_NUM_THREADS", threads)
+        results.append(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy())
+    for r in results[1:]:
+        assert np.array_equal(r.view(np.uint32), results[0].view(np.uint32))
+    numeric.assert_accepted(results[0], inputs.run_reference(), case.fill_value, case_name)
+
+
+@pytest.mark.parametrize("isa", _lib.cpu_isas())
+@pytest.mark.parametrize("case_name", ["L1-int8-dequant", "X-head-dim-96", "L0-prefill-aligned-e5m2", "X-fp32"])
+def test_every_cpu_path_against_reference(isa, case_name, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = cases.CASES_BY_NAME[case_name]
+    inputs = cases.build_inputs(case)
+    _check(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)), inputs, case)
+
+
+def test_generic_path_always_available():
+    assert _lib.cpu_isas()[-1] == "generic"

@@ -1,0 +1,232 @@
+"""SPEC §5: every argument rule raises TypeError/ValueError naming the argument before any kernel runs,
+in PyNative and GRAPH_MODE (one test per rule)."""
+import numpy as np
+import mindspore as ms
+import pytest
+
+from ms_msa import MsaIndexScore
+
+from _inputs import B, D, N1, N2, NP, P, T1, call, valid_args
+
+
+def t(x, dtype=None):
+    return ms.Tensor(x) if dtype is None else ms.Tensor(x, dtype=dtype)
+
+
+def test_valid_call_passes(mode):
+    assert call(valid_args()).shape == (N1, T1, 16)
+
+
+# ---- attributes (checked when the Cell is built) ------------------------------------------------
+
+@pytest.mark.parametrize("attrs, match", [
+    ({"layout_key": "BSND"}, "'layout_key'"),
+    ({"sparse_mode": 1}, "'sparse_mode'"),
+    ({"init_blocks": -1}, "'init_blocks'"),
+    ({"local_blocks": -2}, "'local_blocks'"),
+    ({"local_window": "sliding"}, "'local_window'"),
+    ({"layout_key": "TND", "block_size": 24}, "'block_size'"),
+    ({"layout_key": "TND", "block_size": 2048}, "'block_size'"),
+    ({"layout_key": "TND", "block_size": 0}, "'block_size'"),
+    ({"layout_key": "TND", "max_kv_blocks": -3}, "'max_kv_blocks'"),
+    ({"layout_key": "BBND", "max_kv_blocks": 8}, "'max_kv_blocks'"),
+    ({"fill_value": 1e39}, "'fill_value'"),
+])
+def test_attribute_value_errors(attrs, match, mode):
+    with pytest.raises(ValueError, match=match):
+        MsaIndexScore(**attrs)
+
+
+@pytest.mark.parametrize("attrs, match", [
+    ({"layout_key": 1}, "'layout_key'"),
+    ({"sparse_mode": 3.0}, "'sparse_mode'"),
+    ({"init_blocks": True}, "'init_blocks'"),
+    ({"local_blocks": "1"}, "'local_blocks'"),
+    ({"local_window": None}, "'local_window'"),
+    ({"fill_value": "-inf"}, "'fill_value'"),
+    ({"block_size": 128.0}, "'block_size'"),
+    ({"max_kv_blocks": 2.5}, "'max_kv_blocks'"),
+])
+def test_attribute_type_errors(attrs, match, mode):
+    with pytest.raises(TypeError, match=match):
+        MsaIndexScore(**attrs)
+
+
+def test_layout_key_is_case_insensitive(mode):
+    assert MsaIndexScore(layout_key="bnbd").layout_key == "BNBD"
+
+
+# ---- tensors --------------------------------------------------------------------------------------
+
+def _expect(exc, match, attrs=None, layout="BBND", **changes):
+    args = valid_args(layout)
+    args.update(changes)
+    attrs = dict(attrs or {})
+    if layout != "BBND":
+        attrs.setdefault("layout_key", layout)
+    with pytest.raises(exc, match=match):
+        call(args, **attrs)
+
+
+def test_query_not_rank_3(mode):
+    _expect(ValueError, "'query' must be a rank-3", query=t(np.zeros((T1, N1 * D), np.float16)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int8])
+def test_query_dtype(dtype, mode):
+    _expect(TypeError, "'query' dtype", query=t(np.zeros((T1, N1, D), dtype)))
+
+
+@pytest.mark.parametrize("layout, shape", [
+    ("BBND", (NP, P, N2, D, 1)), ("BBND", (NP, P)), ("BNBD", (NP, P, D)), ("TND", (60, N2, D, 1)), ("TND", (60, D)),
+])
+def test_key_rank_for_layout(layout, shape, mode):
+    _expect(ValueError, "'key' with layout_key " + layout, layout=layout, key=t(np.zeros(shape, np.float16)))
+
+
+def test_head_dims_differ(mode):
+    _expect(ValueError, "head dims differ", key=t(np.zeros((NP, P, N2, D + 16), np.float16)))
+
+
+def test_query_heads_not_multiple_of_key_heads(mode):
+    _expect(ValueError, "multiple of 'key' heads", key=t(np.zeros((NP, P, 3, D), np.float16)))
+
+
+def test_zero_key_heads(mode):
+    _expect(ValueError, "N2 > 0", key=t(np.zeros((NP, P, 0, D), np.float16)))
+
+
+@pytest.mark.parametrize("page", [24, 1040])
+def test_key_block_size(page, mode):
+    _expect(ValueError, "'key' block size P", key=t(np.zeros((NP, page, N2, D), np.float16)))
+
+
+def test_zero_head_dim(mode):
+    _expect(ValueError, "head dim D must be > 0", query=t(np.zeros((T1, N1, 0), np.float16)),
+            key=t(np.zeros((NP, P, N2, 0), np.float16)))
+
+
+def test_key_dtype_differs(mode):
+    _expect(TypeError, "'key' dtype must equal", key=t(np.zeros((NP, P, N2, D), np.float32)))
+
+
+def test_fp8_query_with_other_fp8_key(mode):
+    q = t(np.zeros((T1, N1, D), np.float32), ms.float8_e4m3fn)
+    k = t(np.zeros((NP, P, N2, D), np.float32), ms.float8_e5m2)
+    _expect(TypeError, "fp8 'query'", query=q, key=k)
+
+
+def test_fp8_query_with_int8_key(mode):
+    q = t(np.zeros((T1, N1, D), np.float32), ms.float8_e4m3fn)
+    _expect(TypeError, "fp8 'query'", query=q, key=t(np.zeros((NP, P, N2, D), np.int8)),
+            scale=t(np.ones((NP, N2, P), np.float32)))
+
+
+def test_block_table_missing_for_paged(mode):
+    _expect(ValueError, "'block_table' is required", block_table=None)
+
+
+def test_block_table_given_for_tnd(mode):
+    _expect(ValueError, "'block_table' must be None", layout="TND", block_table=t(np.zeros((B, 3), np.int32)))
+
+
+def test_block_table_not_rank_2(mode):
+    _expect(ValueError, "'block_table' must be a rank-2", block_table=t(np.zeros((B * 3,), np.int32)))
+
+
+def test_block_table_batch(mode):
+    _expect(ValueError, "'block_table' batch", block_table=t(np.zeros((B + 1, 3), np.int32)))
+
+
+@pytest.mark.parametrize("name", ["block_table", "actual_seq_qlen", "actual_seq_klen", "start_loc"])
+def test_index_tensors_int32(name, mode):
+    args = valid_args()
+    _expect(TypeError, f"'{name}' must be int32", **{name: t(args[name].asnumpy().astype(np.int64))})
+
+
+def test_qlen_not_rank_1(mode):
+    _expect(ValueError, "'actual_seq_qlen' must be a rank-1", actual_seq_qlen=t(np.array([[0, 3, 5]], np.int32)))
+
+
+def test_qlen_too_short(mode):
+    _expect(ValueError, "'actual_seq_qlen' must have B\\+1 >= 2", actual_seq_qlen=t(np.array([0], np.int32)))
+
+
+def test_qlen_missing(mode):
+    _expect(ValueError, "'actual_seq_qlen' is required", actual_seq_qlen=None)
+
+
+def test_klen_missing(mode):
+    _expect(ValueError, "'actual_seq_klen' is required", actual_seq_klen=None)
+
+
+def test_klen_length_paged(mode):
+    _expect(ValueError, "'actual_seq_klen' must have B = 2", actual_seq_klen=t(np.array([0, 40, 20], np.int32)))
+
+
+def test_klen_length_tnd(mode):
+    _expect(ValueError, "'actual_seq_klen' must have B\\+1 = 3", layout="TND", actual_seq_klen=t(np.array([40, 60], np.int32)))
+
+
+def test_start_loc_length(mode):
+    _expect(ValueError, "'start_loc' must have B = 2", start_loc=t(np.array([1, 2, 3], np.int32)))
+
+
+def test_start_loc_required_for_request_window(mode):
+    _expect(ValueError, "'start_loc' is required", start_loc=None)
+
+
+def test_start_loc_optional_in_token_mode(mode):
+    args = valid_args()
+    args["start_loc"] = None
+    assert call(args, local_window="token").shape == (N1, T1, 16)
+
+
+def test_int8_key_without_scale(mode):
+    _expect(ValueError, "'scale' is required", key=t(np.zeros((NP, P, N2, D), np.int8)))
+
+
+def test_scale_on_float_key(mode):
+    _expect(ValueError, "'scale' is only allowed", scale=t(np.ones((NP, N2, P), np.float32)))
+
+
+def test_scale_dtype(mode):
+    _expect(TypeError, "'scale' must be float32", key=t(np.zeros((NP, P, N2, D), np.int8)),
+            scale=t(np.ones((NP, N2, P), np.float16)))
+
+
+@pytest.mark.parametrize("shape", [(NP, P, N2), (NP, N2), (NP, N2, P, 1)])
+def test_scale_shape_paged(shape, mode):
+    _expect(ValueError, "'scale' with layout_key BBND", key=t(np.zeros((NP, P, N2, D), np.int8)),
+            scale=t(np.ones(shape, np.float32)))
+
+
+@pytest.mark.parametrize("shape", [(60,), (60, N2 + 1), (59, N2)])
+def test_scale_shape_tnd(shape, mode):
+    _expect(ValueError, "'scale' with layout_key TND", layout="TND", key=t(np.zeros((60, N2, D), np.int8)),
+            scale=t(np.ones(shape, np.float32)))
+
+
+def test_atten_mask_with_sparse_mode_0(mode):
+    _expect(ValueError, "'atten_mask' is only allowed", {"sparse_mode": 0},
+            atten_mask=t(np.zeros((2048, 2048), np.int8)))
+
+
+def test_atten_mask_dtype(mode):
+    _expect(TypeError, "'atten_mask' must be int8", atten_mask=t(np.zeros((2048, 2048), np.bool_)))
+
+
+def test_atten_mask_shape(mode):
+    _expect(ValueError, "'atten_mask' must be \\[2048, 2048\\]", atten_mask=t(np.zeros((128, 128), np.int8)))
+
+
+def test_atten_mask_accepted_and_not_read(mode):
+    args = valid_args()
+    base = call(args).asnumpy()
+    args["atten_mask"] = t(np.ones((2048, 2048), np.int8))
+    np.testing.assert_array_equal(call(args).asnumpy(), base)
+
+
+@pytest.mark.parametrize("attr", ["init_blocks", "local_blocks"])
+def test_forcing_larger_than_width(attr, mode):
+    _expect(ValueError, f"'{attr}' \\(17\\) is larger than the output width 16", {attr: 17})

@@ -1,0 +1,104 @@
+"""SPEC §5 value rules (tensor contents): the CPU kernel fails the call with a message naming the rule,
+never reading out of bounds; NaN/Inf inputs propagate into the scores. PyNative and GRAPH_MODE."""
+import numpy as np
+import mindspore as ms
+import pytest
+
+from ms_msa import reference
+from ms_msa.testing import numeric
+
+from _inputs import N1, T1, call, valid_args
+
+
+def t(x):
+    return ms.Tensor(np.array(x, np.int32))
+
+
+def _expect(match, layout="BBND", attrs=None, **changes):
+    args = valid_args(layout)
+    args.update(changes)
+    attrs = dict(attrs or {})
+    if layout != "BBND":
+        attrs["layout_key"] = layout
+    with pytest.raises(ValueError, match=match):
+        call(args, **attrs).asnumpy()
+
+
+@pytest.mark.parametrize("qlen, match", [
+    ([1, 3, 5], "must start at 0"),
+    ([0, 4, 3], "must be non-decreasing"),
+    ([0, 3, 4], "last entry 4 must equal T1 = 5"),
+    ([0, 3, 6], "last entry 6 must equal T1 = 5"),
+])
+def test_qlen_rules(qlen, match, mode):
+    _expect("'actual_seq_qlen' " + match, actual_seq_qlen=t(qlen))
+
+
+def test_negative_kv_length_paged(mode):
+    _expect("negative kv length", actual_seq_klen=t([40, -1]))
+
+
+def test_paged_request_needs_more_blocks_than_table(mode):
+    _expect("needs 4 blocks but 'block_table' has only 3 columns", actual_seq_klen=t([49, 20]))
+
+
+@pytest.mark.parametrize("klen, match", [
+    ([0, 40, 30], "non-decreasing"),
+    ([-1, 40, 60], "negative kv length"),
+    ([0, 40, 61], "past the key rows T2 = 60"),
+])
+def test_tnd_klen_rules(klen, match, mode):
+    _expect(match, layout="TND", actual_seq_klen=t(klen))
+
+
+def test_tnd_request_wider_than_output(mode):
+    # With block_size 16 a request of 300 keys needs 19 blocks; max_kv_blocks=1 gives width 16.
+    args = valid_args("TND")
+    args["key"] = ms.Tensor(np.zeros((320, 2, 32), np.float16))
+    args["actual_seq_klen"] = t([0, 300, 320])
+    with pytest.raises(ValueError, match="needs 19 blocks, more than the output width 16"):
+        call(args, layout_key="TND", max_kv_blocks=1).asnumpy()
+
+
+@pytest.mark.parametrize("bad", [-1, 6, 2 ** 31 - 1])
+def test_block_table_entry_out_of_range(bad, mode):
+    table = np.array([[1, 0, 2], [3, bad, 5]], np.int32)
+    _expect(r"'block_table'\[1, 1\] = .* outside the key pages \[0, 6\)", block_table=ms.Tensor(table))
+
+
+def test_unread_block_table_entries_may_be_anything(mode):
+    """Entries past a request's blocks, and rows of requests without queries, are never read."""
+    args = valid_args()
+    table = np.array([[1, 0, 2], [3, 4, -7]], np.int32)  # request 1 has kv 20: blocks 0-1 only
+    args["block_table"] = ms.Tensor(table)
+    values = {k: (None if v is None else v.asnumpy().astype(np.float64) if k in ("query", "key") else v.asnumpy())
+              for k, v in args.items()}
+    out = call(args).asnumpy()
+    ref = reference.msa_index_score(**values, block_size=16)
+    numeric.assert_accepted(out, ref, float("-inf"))
+
+
+def test_error_does_not_poison_later_calls(mode):
+    args = valid_args()
+    good = call(args).asnumpy()
+    bad = dict(args, actual_seq_qlen=t([1, 3, 5]))
+    with pytest.raises(ValueError):
+        call(bad).asnumpy()
+    np.testing.assert_array_equal(call(args).asnumpy(), good)
+
+
+@pytest.mark.parametrize("where", ["query", "key"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_nan_inf_propagate(where, value, mode):
+    args = valid_args(dtype=np.float32)
+    arr = args[where].asnumpy().copy()
+    if where == "query":
+        arr[1, 0, 3] = value          # token 1, head 0
+    else:
+        arr[0, 5, 0, 7] = value       # page 0 (request 0 block 1), key 5, head 0
+    args[where] = ms.Tensor(arr)
+    values = {k: (None if v is None else v.asnumpy()) for k, v in args.items()}
+    out = call(args).asnumpy()
+    ref = reference.msa_index_score(**values, block_size=16)
+    assert not np.isfinite(ref).all()
+    numeric.assert_accepted(out, ref, float("-inf"))
