@@ -2,20 +2,26 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 #include <vector>
 
-#include "block_max.h"
-#include "dtype_convert.h"
+#include "isa_kernels.h"
 
 namespace msa {
 namespace cpu {
 namespace {
 
-// Query rows per task: enough to reuse each decoded KV block many times, few enough that a task's
-// query tile (rows x D fp32) stays in L1/L2.
+// Query rows (tokens x heads sharing a key head) per task: enough to reuse each decoded key chunk many
+// times, few enough that the transposed query tile (D x 64 fp32 = 32 KiB at D 128) stays near L1.
 constexpr int64_t kTargetRowsPerTask = 64;
+// Keys decoded to fp32 at a time (48 x D x 4 B = 24 KiB at D 128): the chunk stays in L1/L2 while every
+// query row of the task is scored against it. A multiple of the micro-kernel's 6 and 12 key tiles.
+constexpr int64_t kKeyChunk = 48;
+// A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
+// across threads without tasks becoming too small to amortise their set-up.
+constexpr int64_t kMinBlocksPerTask = 4;
 // Below this many multiply-adds the thread start-up costs more than it saves.
 constexpr double kMinWorkPerThread = 2e6;
 
@@ -23,8 +29,9 @@ struct Request {
   int64_t q_begin, q_len, kv_len, key_row0;
 };
 
+// Rows [t_begin, t_end) of request b for key head g; output columns [col_begin, col_end) of those rows.
 struct Task {
-  int64_t b, g, t_begin, t_end;  // token offsets inside request b
+  int64_t b, g, t_begin, t_end, col_begin, col_end;
 };
 
 Request RequestOf(const ScoreProblem &p, int64_t b) {
@@ -41,60 +48,71 @@ Request RequestOf(const ScoreProblem &p, int64_t b) {
   return r;
 }
 
-// SPEC §4: the exclusive end of the keys token t_off of the request sees.
+// SPEC §4: the exclusive end of the keys that token t_off of the request sees.
 int64_t VisibleEnd(const ScoreProblem &p, const Request &r, int64_t t_off) {
   if (p.attrs.sparse_mode == 0) return r.kv_len;
   return std::min(std::max<int64_t>(r.kv_len - r.q_len + t_off + 1, 0), r.kv_len);
 }
 
-// Scratch of one worker; sized once per launch, O(rows x D + D x P), independent of sequence length.
+// Scratch of one worker, sized once per launch: O(rows x D + chunk x D), independent of sequence length.
 struct Scratch {
-  std::vector<float> q;        // rows_pad x D
-  std::vector<float> kt;       // D x P
-  std::vector<float> key_row;  // D
-  std::vector<float> scale;    // P
-  std::vector<int64_t> vis_end, limit;
-  std::vector<float> row_max;
+  std::vector<float> q_rows;  // rows x D
+  std::vector<float> qt;      // D x ldq
+  std::vector<float> keys;    // kKeyChunk x D
+  std::vector<float> scale;   // kKeyChunk
+  std::vector<int64_t> key_off;  // kKeyChunk
+  std::vector<int64_t> vis_end;
+  std::vector<int32_t> limit, run_nan;
+  std::vector<float> run_max;
 };
 
 class TaskRunner {
  public:
-  TaskRunner(const ScoreProblem &p, BlockMaxFn block_max)
-      : p_(p), block_max_(block_max), group_(p.geo.n1 / p.geo.n2), P_(p.geo.block_size), D_(p.geo.d),
-        W_(p.geo.out_width) {}
+  TaskRunner(const ScoreProblem &p, const IsaKernels &isa)
+      : p_(p), isa_(isa), group_(p.geo.n1 / p.geo.n2), P_(p.geo.block_size), D_(p.geo.d), W_(p.geo.out_width) {}
 
   int64_t tokens_per_task() const { return std::max<int64_t>(1, kTargetRowsPerTask / group_); }
+  int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kRowAlign); }
 
   void Prepare(Scratch *s) const {
-    const int64_t rows_pad = RoundUp(tokens_per_task() * group_, kRowBlock);
-    s->q.assign(rows_pad * D_, 0.0f);
-    s->kt.assign(D_ * P_, 0.0f);
-    s->key_row.assign(D_, 0.0f);
-    s->scale.assign(P_, 0.0f);
+    const int64_t rows = rows_capacity();
+    s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
+    s->qt.assign(D_ * rows, 0.0f);
+    s->keys.assign(kKeyChunk * D_, 0.0f);
+    s->scale.assign(kKeyChunk, 0.0f);
+    s->key_off.assign(kKeyChunk, 0);
     s->vis_end.assign(tokens_per_task(), 0);
-    s->limit.assign(rows_pad, 0);
-    s->row_max.assign(rows_pad, 0.0f);
+    s->limit.assign(rows, 0);
+    s->run_nan.assign(rows, 0);
+    s->run_max.assign(rows, 0.0f);
+  }
+
+  // The blocks a tile of tokens can see: its last token sees the most.
+  int64_t VisibleBlocks(const Request &req, int64_t t_end) const {
+    int64_t max_vis = 0;
+    for (int64_t t = std::max<int64_t>(0, t_end - 1); t < t_end; ++t) max_vis = std::max(max_vis, VisibleEnd(p_, req, t));
+    if (p_.attrs.sparse_mode == 0) max_vis = req.kv_len;
+    return CeilDiv(max_vis, P_);
   }
 
   void Run(const Task &task, Scratch *s) const {
     const Request req = RequestOf(p_, task.b);
     const int64_t ntok = task.t_end - task.t_begin;
     const int64_t rows = ntok * group_;
-    const int64_t rows_pad = RoundUp(rows, kRowBlock);
     int64_t max_vis = 0;
     for (int64_t i = 0; i < ntok; ++i) {
       s->vis_end[i] = VisibleEnd(p_, req, task.t_begin + i);
       max_vis = std::max(max_vis, s->vis_end[i]);
     }
-    // Whole rows start as fill; visible blocks and forcing overwrite them.
     for (int64_t r = 0; r < rows; ++r) {
       float *row = OutRow(req, task, r);
-      std::fill(row, row + W_, p_.fill_value);
+      std::fill(row + task.col_begin, row + task.col_end, p_.fill_value);
     }
-    if (max_vis > 0) {
-      LoadQueries(req, task, rows, rows_pad, s);
-      const int64_t blocks = CeilDiv(max_vis, P_);
-      for (int64_t beta = 0; beta < blocks; ++beta) ScoreBlock(req, task, beta, max_vis, rows, rows_pad, s);
+    const int64_t block_end = std::min(task.col_end, CeilDiv(max_vis, P_));
+    if (task.col_begin < block_end) {
+      const int64_t ldq = RoundUp(rows, kRowAlign);
+      LoadQueries(req, task, rows, ldq, s);
+      for (int64_t beta = task.col_begin; beta < block_end; ++beta) ScoreBlock(req, task, beta, max_vis, rows, ldq, s);
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r / group_], OutRow(req, task, r));
   }
@@ -106,13 +124,19 @@ class TaskRunner {
     return p_.out + (head * p_.geo.t1 + token) * W_;
   }
 
-  void LoadQueries(const Request &req, const Task &task, int64_t rows, int64_t rows_pad, Scratch *s) const {
+  // Decodes the task's query rows and transposes them to D x ldq (padding rows zero).
+  void LoadQueries(const Request &req, const Task &task, int64_t rows, int64_t ldq, Scratch *s) const {
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t token = req.q_begin + task.t_begin + r / group_;
       const int64_t head = task.g * group_ + r % group_;
-      DecodeRow(p_.query_dtype, p_.query, (token * p_.geo.n1 + head) * D_, D_, s->q.data() + r * D_);
+      isa_.decode(p_.query_dtype, p_.query, (token * p_.geo.n1 + head) * D_, D_, s->q_rows.data() + r * D_);
     }
-    std::fill(s->q.begin() + rows * D_, s->q.begin() + rows_pad * D_, 0.0f);
+    std::fill(s->q_rows.begin() + rows * D_, s->q_rows.begin() + std::max(rows, kDotRows) * D_, 0.0f);
+    float *qt = s->qt.data();
+    for (int64_t d = 0; d < D_; ++d) {
+      for (int64_t r = 0; r < rows; ++r) qt[d * ldq + r] = s->q_rows[r * D_ + d];
+      for (int64_t r = rows; r < ldq; ++r) qt[d * ldq + r] = 0.0f;
+    }
   }
 
   // Element offsets of key n of logical block beta, and of its scale.
@@ -130,34 +154,40 @@ class TaskRunner {
     *scale_off = (page * N2 + g) * P_ + n;
   }
 
-  void ScoreBlock(const Request &req, const Task &task, int64_t beta, int64_t max_vis, int64_t rows,
-                  int64_t rows_pad, Scratch *s) const {
+  void ScoreBlock(const Request &req, const Task &task, int64_t beta, int64_t max_vis, int64_t rows, int64_t ldq,
+                  Scratch *s) const {
     const int64_t first_key = beta * P_;
-    const int64_t nkeys = std::min(P_, max_vis - first_key);
-    const int64_t nkeys_pad = RoundUp(nkeys, kKeyBlock);
-    float *kt = s->kt.data();
-    for (int64_t n = 0; n < nkeys; ++n) {
-      int64_t key_off, scale_off;
-      KeyOffsets(req, task, beta, n, &key_off, &scale_off);
-      DecodeRow(p_.key_dtype, p_.key, key_off, D_, s->key_row.data());
-      for (int64_t d = 0; d < D_; ++d) kt[d * P_ + n] = s->key_row[d];
-      if (p_.scale != nullptr) s->scale[n] = p_.scale[scale_off];
+    const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
+    const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
+    std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
+    std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
+    for (int64_t c0 = 0; c0 < nkeys; c0 += kKeyChunk) {
+      const int64_t n = std::min(kKeyChunk, nkeys - c0);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t scale_off;
+        KeyOffsets(req, task, beta, c0 + i, &s->key_off[i], &scale_off);
+        if (scale != nullptr) s->scale[i] = p_.scale[scale_off];
+      }
+      for (int64_t r = 0; r < ldq; ++r) {
+        const int64_t visible = r < rows ? s->vis_end[r / group_] - first_key - c0 : 0;
+        s->limit[r] = static_cast<int32_t>(std::min(std::max<int64_t>(visible, 0), n));
+      }
+      if (rows <= kDotRows && isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_,
+                                           scale, s->limit.data(), s->run_max.data(), s->run_nan.data())) {
+        continue;
+      }
+      for (int64_t i = 0; i < n; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[i], D_, s->keys.data() + i * D_);
+      isa_.block_max(s->qt.data(), ldq, D_, s->keys.data(), n, scale, s->limit.data(), s->run_max.data(),
+                     s->run_nan.data());
     }
-    for (int64_t d = 0; d < D_; ++d) std::fill(kt + d * P_ + nkeys, kt + d * P_ + nkeys_pad, 0.0f);
-    std::fill(s->scale.begin() + nkeys, s->scale.begin() + nkeys_pad, 0.0f);
-
-    for (int64_t r = 0; r < rows_pad; ++r) {
-      const int64_t visible = r < rows ? s->vis_end[r / group_] - first_key : 0;
-      s->limit[r] = std::min(std::max<int64_t>(visible, 0), nkeys);
-    }
-    block_max_(s->q.data(), rows_pad, D_, kt, P_, p_.scale != nullptr ? s->scale.data() : nullptr, s->limit.data(),
-               s->row_max.data());
     for (int64_t r = 0; r < rows; ++r) {
-      if (s->limit[r] > 0) OutRow(req, task, r)[beta] = s->row_max[r];
+      if (s->vis_end[r / group_] > first_key) {
+        OutRow(req, task, r)[beta] = s->run_nan[r] ? NAN : s->run_max[r];
+      }
     }
   }
 
-  // SPEC §4 forcing: replaces values; local wins over init.
+  // SPEC §4 forcing, restricted to the task's columns: replaces values; local wins over init.
   void Force(const Request &req, const Task &task, int64_t vis_end, float *row) const {
     const int64_t init = p_.attrs.init_blocks, local = p_.attrs.local_blocks;
     int64_t init_end, local_lo, local_hi;  // init [0, init_end), local [local_lo, local_hi)
@@ -177,12 +207,14 @@ class TaskRunner {
         local_lo = local_hi = 0;
       }
     }
-    for (int64_t beta = 0; beta < init_end; ++beta) row[beta] = kInitForceValue;
-    for (int64_t beta = local_lo; beta < local_hi; ++beta) row[beta] = kLocalForceValue;
+    for (int64_t beta = task.col_begin; beta < std::min(init_end, task.col_end); ++beta) row[beta] = kInitForceValue;
+    for (int64_t beta = std::max(local_lo, task.col_begin); beta < std::min(local_hi, task.col_end); ++beta) {
+      row[beta] = kLocalForceValue;
+    }
   }
 
   const ScoreProblem &p_;
-  BlockMaxFn block_max_;
+  IsaKernels isa_;
   int64_t group_, P_, D_, W_;
 };
 
@@ -199,22 +231,46 @@ int ConfiguredThreads() {
 }
 
 void RunScore(const ScoreProblem &p, int num_threads) {
-  const BlockMaxImpl impl = SelectBlockMax();
-  TaskRunner runner(p, impl.fn);
+  TaskRunner runner(p, SelectIsaKernels());
   const int64_t tpt = runner.tokens_per_task();
-  std::vector<Task> tasks;
-  double work = 0.0;
+  const int64_t group = p.geo.n1 / p.geo.n2;
+  const int64_t W = p.geo.out_width;
+
+  // Tiles of tokens, with the blocks each can see; work counted in (row, block) units.
+  struct Tile { int64_t b, g, t_begin, t_end, blocks; };
+  std::vector<Tile> tiles;
+  double units = 0.0;
   for (int64_t b = 0; b < p.geo.batch; ++b) {
     const Request req = RequestOf(p, b);
-    work += static_cast<double>(req.q_len) * static_cast<double>(req.kv_len) * p.geo.n1 * p.geo.d;
-    for (int64_t g = 0; g < p.geo.n2; ++g) {
-      for (int64_t t = 0; t < req.q_len; t += tpt) tasks.push_back({b, g, t, std::min(t + tpt, req.q_len)});
+    for (int64_t t = 0; t < req.q_len; t += tpt) {
+      const int64_t t_end = std::min(t + tpt, req.q_len);
+      const int64_t blocks = runner.VisibleBlocks(req, t_end);
+      for (int64_t g = 0; g < p.geo.n2; ++g) {
+        tiles.push_back({b, g, t, t_end, blocks});
+        units += static_cast<double>((t_end - t) * group) * std::max<int64_t>(blocks, 1);
+      }
     }
   }
-  const int64_t by_work = static_cast<int64_t>(work / kMinWorkPerThread) + 1;
-  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({num_threads, (int64_t)tasks.size(), by_work})));
+  const double macs = units * p.geo.block_size * p.geo.d;
+  const int64_t by_work = static_cast<int64_t>(macs / kMinWorkPerThread) + 1;
+  const int threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_threads, by_work)));
 
-  std::vector<Scratch> scratch(threads);
+  // Long rows split by columns so that decode (few rows, many blocks) also spreads over the threads.
+  const double target_units = std::max(units / (threads * 4.0), 1.0);
+  std::vector<Task> tasks;
+  for (const Tile &t : tiles) {
+    const double tile_units = static_cast<double>((t.t_end - t.t_begin) * group) * std::max<int64_t>(t.blocks, 1);
+    const int64_t max_pieces = std::max<int64_t>(1, t.blocks / kMinBlocksPerTask);
+    const int64_t pieces = threads == 1 ? 1 : std::min<int64_t>(max_pieces, static_cast<int64_t>(std::ceil(tile_units / target_units)));
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t begin = t.blocks * i / pieces;
+      const int64_t end = i + 1 == pieces ? W : t.blocks * (i + 1) / pieces;
+      tasks.push_back({t.b, t.g, t.t_begin, t.t_end, begin, end});
+    }
+  }
+
+  const int workers = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(tasks.size())));
+  std::vector<Scratch> scratch(std::max(workers, 1));
   for (auto &s : scratch) runner.Prepare(&s);
   std::atomic<int64_t> next{0};
   auto worker = [&](int id) {
@@ -223,7 +279,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
     }
   };
   std::vector<std::thread> pool;
-  for (int id = 1; id < threads; ++id) pool.emplace_back(worker, id);
+  for (int id = 1; id < workers; ++id) pool.emplace_back(worker, id);
   worker(0);
   for (auto &t : pool) t.join();
 }

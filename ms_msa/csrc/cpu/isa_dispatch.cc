@@ -2,30 +2,29 @@
 #include <cstring>
 #include <string>
 
-#include "../common/msa_config.h"
-#include "block_max.h"
+#include "isa_kernels.h"
 
 namespace msa {
 namespace cpu {
 
-BlockMaxFn GenericBlockMax();
+IsaKernels GenericKernels();
 #if defined(MSA_HAVE_AVX2_KERNEL)
-BlockMaxFn Avx2BlockMax();
+IsaKernels Avx2Kernels();
 #endif
 
-int AvailableBlockMax(BlockMaxImpl *out, int cap) {
+int AvailableIsaKernels(IsaKernels *out, int cap) {
   int n = 0;
 #if defined(MSA_HAVE_AVX2_KERNEL)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && n < cap) out[n++] = {"avx2", Avx2BlockMax()};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && n < cap) out[n++] = Avx2Kernels();
 #endif
-  if (n < cap) out[n++] = {"generic", GenericBlockMax()};
+  if (n < cap) out[n++] = GenericKernels();
   return n;
 }
 
-BlockMaxImpl SelectBlockMax() {
-  // Read at every launch (cheap) so a process can switch paths, as the tests do.
-  BlockMaxImpl all[4];
-  const int n = AvailableBlockMax(all, 4);
+IsaKernels SelectIsaKernels() {
+  // Read at every launch (cheap) so one process can switch paths, as the tests do.
+  IsaKernels all[4];
+  const int n = AvailableIsaKernels(all, 4);
   const char *want = std::getenv("MS_MSA_CPU_ISA");
   if (want != nullptr) {
     for (int i = 0; i < n; ++i) {
@@ -38,10 +37,10 @@ BlockMaxImpl SelectBlockMax() {
 }  // namespace cpu
 }  // namespace msa
 
-// Comma-separated names of the micro-kernels this CPU can run, best first (for tests and benchmarks).
+// Comma-separated names of the kernel sets this CPU can run, best first (for tests and benchmarks).
 extern "C" MSA_EXPORT int MsaCpuIsas(char *buf, int cap) {
-  msa::cpu::BlockMaxImpl all[4];
-  const int n = msa::cpu::AvailableBlockMax(all, 4);
+  msa::cpu::IsaKernels all[4];
+  const int n = msa::cpu::AvailableIsaKernels(all, 4);
   std::string text;
   for (int i = 0; i < n; ++i) text += (i ? "," : "") + std::string(all[i].isa);
   if (buf != nullptr && cap > 0) {

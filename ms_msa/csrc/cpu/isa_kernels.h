@@ -1,0 +1,49 @@
+// The two inner steps of the fused kernel, compiled once per instruction set and chosen at run time:
+//   decode: a row of keys or queries, any input dtype -> fp32;
+//   block_max: a tile of query rows against a chunk of keys, reduced at once to a running masked max
+//              per row. The [rows x keys] scores only ever live in registers.
+#pragma once
+#include <cstdint>
+
+#include "../common/msa_config.h"
+
+namespace msa {
+namespace cpu {
+
+// Query rows are processed in groups of this many (one SIMD vector of fp32 per group).
+constexpr int64_t kRowAlign = 8;
+
+using DecodeFn = void (*)(DType dtype, const void *base, int64_t offset, int64_t n, float *dst);
+
+// qt: the query tile transposed, d x ldq fp32 (ldq: rows rounded up to kRowAlign, padding rows zero).
+// keys: nkeys x d fp32, row-major. scale: a dequant multiplier per key, or null.
+// limit[r]: how many of the keys row r may see (a prefix; <= nkeys).
+// run_max[r] / run_nan[r]: a running NaN-propagating max over every visible key seen so far; updated.
+using BlockMaxFn = void (*)(const float *qt, int64_t ldq, int64_t d, const float *keys, int64_t nkeys,
+                            const float *scale, const int32_t *limit, float *run_max, int32_t *run_nan);
+
+// Tasks with at most this many query rows (decode: one token x the heads of a key head) skip the fp32
+// key buffer: keys are read in their own dtype and dotted in registers, so decode runs at memory speed.
+constexpr int64_t kDotRows = 4;
+
+// q: kDotRows x d fp32 row-major (padding rows zero); keys at element offsets key_off[0..nkeys) of
+// key_base; other arguments as BlockMaxFn. Returns false (doing nothing) for a key dtype it cannot read.
+using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *key_off, int64_t nkeys,
+                          const float *q, int64_t rows, int64_t d, const float *scale, const int32_t *limit,
+                          float *run_max, int32_t *run_nan);
+
+struct IsaKernels {
+  const char *isa;
+  DecodeFn decode;
+  BlockMaxFn block_max;
+  DotMaxFn dot_max;
+};
+
+// The kernel sets this CPU can run, best first; the last is always "generic".
+int AvailableIsaKernels(IsaKernels *out, int cap);
+
+// MS_MSA_CPU_ISA=<name> forces one of them (an unknown or unsupported name means the best).
+IsaKernels SelectIsaKernels();
+
+}  // namespace cpu
+}  // namespace msa

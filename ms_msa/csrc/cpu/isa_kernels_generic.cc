@@ -1,0 +1,19 @@
+// The portable build: the compiler's baseline instruction set (SSE2 on x86-64, NEON on aarch64).
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "dtype_convert.h"
+#include "isa_kernels.h"
+
+namespace msa {
+namespace cpu {
+namespace generic {
+#include "isa_kernels_impl.inc"
+}  // namespace generic
+
+IsaKernels GenericKernels() { return {"generic", generic::Decode, generic::BlockMax, generic::DotMax}; }
+
+}  // namespace cpu
+}  // namespace msa
