@@ -1,8 +1,8 @@
 """MsaIndexScore: the block scores of MiniMax-M3's sparse-attention index branch (SPEC.md)."""
 import functools
 import re
+import threading
 
-import mindspore as ms
 from mindspore import nn
 from mindspore.common.api import _pynative_executor
 
@@ -10,6 +10,7 @@ from . import _attrs, _lib, backends
 
 _AOT_FAILURE = re.compile(r"function\(MsaIndexScore\) is (\d+)")
 _KERNEL_ERRORS = {1: TypeError, 2: ValueError}
+_CALL_LOCK = threading.RLock()
 
 
 class MsaIndexScore(nn.Cell):
@@ -95,15 +96,17 @@ class MsaIndexScore(nn.Cell):
                              start_loc)
 
     def __call__(self, *args, **kwargs):
-        try:
-            out = super().__call__(*args, **kwargs)
-            if ms.get_context("mode") == ms.PYNATIVE_MODE:
-                # PyNative launches asynchronously: without this wait a kernel rule failure (a bad
-                # length or block-table entry) would surface at some later op as a bare return code.
+        # MindSpore 2.10 compiles and launches unsafely from concurrent Python threads (crashes, and in
+        # PyNative outputs of one call handed to another), so ms_msa's Cells take turns.
+        with _CALL_LOCK:
+            try:
+                out = super().__call__(*args, **kwargs)
+                # Launches are asynchronous: wait, so that a kernel rule failure (a bad length or
+                # block-table entry) is raised by this call, and the next thread starts on a quiet runtime.
                 _pynative_executor.sync()
-            return out
-        except RuntimeError as err:
-            raise translate_kernel_error(err) from err
+                return out
+            except RuntimeError as err:
+                raise translate_kernel_error(err) from err
 
     def extend_repr(self):
         return (f"layout_key={self.layout_key}, sparse_mode={self.sparse_mode}, init_blocks={self.init_blocks}, "
