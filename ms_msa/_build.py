@@ -14,22 +14,33 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 CSRC_DIR = os.path.join(PACKAGE_DIR, "csrc")
 LIB_DIR = os.path.join(PACKAGE_DIR, "lib")
 LIB_NAME = "libms_msa_cpu.so"
-LIB_PATH = os.path.join(LIB_DIR, LIB_NAME)
+SANITIZED_LIB_NAME = "libms_msa_cpu_asan.so"
+
+
+def sanitized():
+    """MS_MSA_SANITIZE=1 selects the AddressSanitizer + UBSan build (a library of its own)."""
+    return os.environ.get("MS_MSA_SANITIZE") == "1"
+
+
+def lib_path():
+    return os.path.join(LIB_DIR, SANITIZED_LIB_NAME if sanitized() else LIB_NAME)
 
 # MindSpore is built with the old std::string ABI; the AOT kernel exchanges std::string with it.
 COMMON_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-pthread", "-D_GLIBCXX_USE_CXX11_ABI=0",
-                "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"]
+                "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-psabi", "-fvisibility=hidden"]
 
-# (source, extra flags); the AVX2 micro-kernel only on x86-64, chosen at run time by CPUID.
+# (source, extra flags); the AVX2 kernels only on x86-64, chosen at run time by CPUID.
 _PORTABLE_SOURCES = [
     "common/msa_rules.cc",
     "common/msa_rules_c_api.cc",
-    "cpu/block_max_generic.cc",
-    "cpu/block_max_dispatch.cc",
+    "common/msa_infer.cc",
+    "cpu/isa_kernels_generic.cc",
+    "cpu/isa_dispatch.cc",
     "cpu/score_kernel.cc",
     "cpu/msa_index_score_aot.cc",
+    "cpu/msa_index_score_infer.cc",
 ]
-_X86_SOURCES = [("cpu/block_max_avx2.cc", ["-mavx2", "-mfma"])]
+_X86_SOURCES = [("cpu/isa_kernels_avx2.cc", ["-mavx2", "-mfma", "-mf16c"])]
 
 
 def _is_x86_64():
@@ -47,9 +58,9 @@ def sources():
 
 
 def _extra_flags():
-    """MS_MSA_SANITIZE=1 builds with AddressSanitizer + UBSan (for the sanitizer test run)."""
-    if os.environ.get("MS_MSA_SANITIZE") == "1":
-        return ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1"]
+    if sanitized():
+        return ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer", "-g",
+                "-O1"]
     return []
 
 
@@ -73,12 +84,13 @@ def build(force=False, verbose=False):
     cxx = os.environ.get("CXX", "g++")
     srcs, defines = sources()
     extra = _extra_flags()
-    stamp = LIB_PATH + ".stamp"
+    target = lib_path()
+    stamp = target + ".stamp"
     fp = _fingerprint(cxx, srcs, defines, extra)
-    if not force and os.path.exists(LIB_PATH) and os.path.exists(stamp):
+    if not force and os.path.exists(target) and os.path.exists(stamp):
         with open(stamp) as f:
             if f.read().strip() == fp:
-                return LIB_PATH
+                return target
     os.makedirs(LIB_DIR, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ms_msa_build_") as tmp:
         objs = []
@@ -87,12 +99,12 @@ def build(force=False, verbose=False):
             cmd = [cxx, *COMMON_FLAGS, *defines, *extra, *flags, "-c", os.path.join(CSRC_DIR, src), "-o", obj]
             _run(cmd, verbose)
             objs.append(obj)
-        tmp_lib = os.path.join(tmp, LIB_NAME)
+        tmp_lib = os.path.join(tmp, os.path.basename(target))
         _run([cxx, "-shared", "-pthread", *extra, *objs, "-o", tmp_lib], verbose)
-        os.replace(tmp_lib, LIB_PATH)  # atomic: a concurrent reader sees the old or the new library
+        os.replace(tmp_lib, target)  # atomic: a concurrent reader sees the old or the new library
     with open(stamp, "w") as f:
         f.write(fp + "\n")
-    return LIB_PATH
+    return target
 
 
 def _run(cmd, verbose):

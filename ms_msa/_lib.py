@@ -50,7 +50,7 @@ def library():
 
 def library_path():
     library()
-    return _build.LIB_PATH
+    return _build.lib_path()
 
 
 def constant(name):

@@ -89,6 +89,8 @@ class MsaIndexScore(nn.Cell):
         self.block_size = attrs["block_size"]
         self.max_kv_blocks = attrs["max_kv_blocks"]
         self.score_op = backends.make_primitive(attrs)
+        self._recoveries = 0
+        self._base_phase = self.phase
 
     def construct(self, query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
                   actual_seq_qlen=None, actual_seq_klen=None):
@@ -106,7 +108,13 @@ class MsaIndexScore(nn.Cell):
                 _pynative_executor.sync()
                 return out
             except RuntimeError as err:
-                raise translate_kernel_error(err) from err
+                translated = translate_kernel_error(err)
+                if translated is not err:
+                    # MindSpore refuses to run a graph again after one of its kernels failed; a new
+                    # phase name makes the next call compile a fresh graph instead.
+                    self._recoveries += 1
+                    self.phase = f"{self._base_phase}_recovered_{self._recoveries}"
+                raise translated from err
 
     def extend_repr(self):
         return (f"layout_key={self.layout_key}, sparse_mode={self.sparse_mode}, init_blocks={self.init_blocks}, "

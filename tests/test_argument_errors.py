@@ -92,6 +92,10 @@ def test_query_heads_not_multiple_of_key_heads(mode):
     _expect(ValueError, "multiple of 'key' heads", key=t(np.zeros((NP, P, 3, D), np.float16)))
 
 
+def test_zero_query_heads(mode):
+    _expect(ValueError, "N1 > 0", query=t(np.zeros((T1, 0, D), np.float16)))
+
+
 def test_zero_key_heads(mode):
     _expect(ValueError, "N2 > 0", key=t(np.zeros((NP, P, 0, D), np.float16)))
 

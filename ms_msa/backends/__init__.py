@@ -7,7 +7,7 @@ def device_target():
 
 
 def make_primitive(attrs):
-    """A MindSpore primitive computing MsaIndexScore with `attrs` on the current device target.
+    """A MindSpore primitive or Cell computing MsaIndexScore with `attrs` on the current device target.
 
     It takes the tensors in the aclnn order: query, key, block_table, scale, atten_mask,
     actual_seq_qlen, actual_seq_klen, start_loc.
@@ -16,5 +16,8 @@ def make_primitive(attrs):
     if target == "CPU":
         from . import cpu
         return cpu.make_primitive(attrs)
-    raise RuntimeError(f"MsaIndexScore: device target '{target}' has no ms_msa backend in this build "
-                       "(CPU is available; see README 'Backends')")
+    if target == "Ascend":
+        from . import ascend
+        return ascend.make_primitive(attrs)
+    raise RuntimeError(f"MsaIndexScore: device target '{target}' has no ms_msa backend "
+                       "(CPU and Ascend are available; see README 'Backends')")

@@ -1,8 +1,17 @@
-"""Python infer-shape/infer-type shared by the backends' Custom primitives (static shapes)."""
+"""Inference shared by the backends' Custom primitives: the C++ argument rules, run from Python."""
+import ctypes
+import functools
+
 import mindspore as ms
 from mindspore import ops
 
 from .. import _lib
+from . import signature
+
+NUM_TENSOR_INPUTS = len(signature.INPUTS)
+
+# Must equal kPresenceAttr of ms_msa/csrc/cpu/msa_index_score_infer.cc.
+PRESENCE_ATTR = "present_inputs"
 
 
 def aot_dtype_name(dtype):
@@ -14,20 +23,102 @@ def aot_dtype_name(dtype):
     return str(dtype).lower()
 
 
-class MsaCustom(ops.Custom):
-    """ops.Custom whose inference runs the C++ argument rules once, with shapes and dtypes together."""
+@functools.lru_cache(maxsize=None)
+def _infer_shape_fn():
+    fn = _lib.library().MsaInferShape
+    fn.argtypes = [ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32, ctypes.c_void_p,
+                   ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p, ctypes.c_int]
+    return fn
 
-    def __init__(self, func, attrs, target, reg_info=None):
+
+def constant_float(name):
+    """A floating-point constant of msa_config.h (the force values), read from the library."""
+    fn = _lib.library().MsaConstantFloat
+    fn.argtypes, fn.restype = [ctypes.c_char_p], ctypes.c_double
+    value = fn(name.encode())
+    if value != value:  # NaN: unknown name
+        raise KeyError(name)
+    return value
+
+
+def infer_output_shape(shapes, attrs, target):
+    """[N1, T1, W] from the tensor shapes alone (aclnn order, None = absent; -1 = unknown size), by
+    the C++ shape rules (msa_infer.h). Raises ValueError naming the argument of a broken rule.
+
+    For infer callbacks that see shapes without dtypes; `check_dtypes` covers the dtype rules.
+    """
+    n, max_rank = NUM_TENSOR_INPUTS, _lib.constant("max_rank")
+    ndims = (ctypes.c_int32 * n)()
+    dims = (ctypes.c_int64 * (n * max_rank))()
+    present = 0
+    for i, shape in enumerate(shapes[:n]):
+        if shape is None:
+            continue
+        present |= 1 << i
+        shape = list(shape)
+        if shape == [-2]:
+            ndims[i] = -1
+            continue
+        ndims[i] = min(len(shape), max_rank + 1)
+        for r, v in enumerate(shape[:max_rank]):
+            dims[i * max_rank + r] = v
+    out = (ctypes.c_int64 * 3)()
+    msg = ctypes.create_string_buffer(1024)
+    c_attrs = _lib._attrs_c(attrs, target)  # pylint: disable=protected-access
+    code = _infer_shape_fn()(ndims, dims, present, ctypes.addressof(c_attrs), out, msg, len(msg))
+    if code:
+        raise (TypeError if code == 1 else ValueError)(msg.value.decode(errors="replace"))
+    return [out[0], out[1], out[2]]
+
+
+def check_dtypes(dtypes, attrs, target):
+    """The dtype and presence rules alone (aclnn order, None = absent), sizes taken as unknown."""
+    names = [aot_dtype_name(d) for d in dtypes[:NUM_TENSOR_INPUTS]]
+    _lib.check_args(names, [None if d is None else [-2] for d in dtypes[:NUM_TENSOR_INPUTS]], attrs, target)
+    return ms.float32
+
+
+class MsaCustom(ops.Custom):
+    """ops.Custom whose inference runs the C++ argument rules once, with shapes and dtypes together.
+
+    present_inputs: None for a primitive with Python shape inference only (static shapes), or the
+    presence mask (signature.presence_masks()) of the one input pattern this primitive serves: it
+    then also declares the library's C++ infer-shape (`<func>InferShape`), which MindSpore uses
+    for dynamic shapes and which needs that mask because MindSpore does not list absent inputs.
+    """
+
+    def __init__(self, func, attrs, target, reg_info=None, present_inputs=None, attrs_as_inputs=False):
+        """attrs_as_inputs: the attributes arrive as positional arguments after the tensors (the
+        aclnn Custom), so they are not set on the primitive, and a PyNative launch (pyboost) infers
+        through out_shape/out_dtype, which then carry the rules."""
         self._msa_attrs = dict(attrs)
         self._msa_target = target
-        super().__init__(func, lambda *shapes: None, self._infer_dtype, func_type="aot", bprop=None,
-                         reg_info=reg_info)
-        for name, value in attrs.items():
-            self.add_prim_attr(name, -1 if value is None and name == "max_kv_blocks" else value)
+        self._msa_present = present_inputs
+        if present_inputs is not None:
+            out_shape = None  # declares the library's C++ infer-shape to MindSpore
+        elif attrs_as_inputs:
+            out_shape = lambda *shapes: infer_output_shape(shapes, self._msa_attrs, target)
+        else:
+            out_shape = lambda *shapes: None  # unused: __infer__ below answers
+        out_dtype = (lambda *dtypes: check_dtypes(dtypes, self._msa_attrs, target)) if attrs_as_inputs else \
+            self._infer_dtype
+        super().__init__(func, out_shape, out_dtype, func_type="aot", bprop=None, reg_info=reg_info)
+        if not attrs_as_inputs:
+            for name, value in attrs.items():
+                self.add_prim_attr(name, -1 if value is None and name == "max_kv_blocks" else value)
+        if present_inputs is not None:
+            self.add_prim_attr(PRESENCE_ATTR, present_inputs)
 
     def __infer__(self, *args):
         # Shapes and dtypes are checked together (the rules need both), so this replaces
-        # Custom.__infer__, which would ask for them one after the other.
+        # Custom.__infer__, which would ask for them one after the other. Attributes passed as
+        # positional arguments (the aclnn Custom) follow the tensors and are not checked here.
+        args = args[:NUM_TENSOR_INPUTS]
+        if self._msa_present is not None:
+            present = sum(1 << i for i, a in enumerate(args) if a["dtype"] is not None)
+            if present != self._msa_present:
+                raise RuntimeError(f"MsaIndexScore: internal error: primitive for input pattern {self._msa_present:#x} "
+                                   f"called with pattern {present:#x}")
         return {"shape": self._infer_shape(*args), "dtype": ms.float32, "value": None}
 
     def _infer_shape(self, *args):

@@ -243,6 +243,7 @@ Status CheckArgs(const TensorDesc in[kNumInputs], const Attrs &attrs, Geometry *
                     (long long)kAscendHeadDimAlign, (long long)kAscendMaxHeadDim, (long long)geo->d);
   }
   if (geo->n2 == 0) MSA_VALUE_ERROR("'key' must have N2 > 0 key heads");
+  if (geo->n1 == 0) MSA_VALUE_ERROR("'query' must have N1 > 0 heads");
   if (Known(geo->n1) && Known(geo->n2) && geo->n1 % geo->n2 != 0) {
     MSA_VALUE_ERROR("'query' heads N1 = %lld must be a multiple of 'key' heads N2 = %lld", (long long)geo->n1, (long long)geo->n2);
   }

@@ -1,7 +1,9 @@
 #include "msa_rules_c_api.h"
 
 #include <cstring>
+#include <limits>
 
+#include "msa_infer.h"
 #include "msa_last_error.h"
 #include "msa_rules.h"
 
@@ -66,6 +68,24 @@ extern "C" int MsaCheckArgs(const char *const *dtype_names, const int32_t *ndims
   return Report(s, msg, cap);
 }
 
+extern "C" int MsaInferShape(const int32_t *ndims, const int64_t *dims, uint32_t present_mask, const MsaAttrsC *c,
+                             int64_t *out_shape, char *msg, int cap) {
+  msa::Attrs a;
+  msa::Status s = ToAttrs(c, &a);
+  if (!s.ok()) return Report(s, msg, cap);
+  msa::TensorDesc in[msa::kNumInputs];
+  for (int i = 0; i < msa::kNumInputs; ++i) {
+    in[i].ndim = ndims[i] > msa::kMaxRank ? msa::kMaxRank + 1 : ndims[i];
+    for (int r = 0; r < msa::kMaxRank; ++r) in[i].dims[r] = dims[i * msa::kMaxRank + r];
+  }
+  msa::Geometry geo;
+  s = msa::InferOutputShape(in, present_mask, a, &geo);
+  out_shape[0] = geo.n1;
+  out_shape[1] = geo.t1;
+  out_shape[2] = geo.out_width;
+  return Report(s, msg, cap);
+}
+
 extern "C" int64_t MsaConstant(const char *name) {
   struct Entry { const char *name; int64_t value; };
   static const Entry kTable[] = {
@@ -78,6 +98,12 @@ extern "C" int64_t MsaConstant(const char *name) {
     if (std::strcmp(e.name, name) == 0) return e.value;
   }
   return -1;
+}
+
+extern "C" double MsaConstantFloat(const char *name) {
+  if (std::strcmp(name, "init_force_value") == 0) return msa::kInitForceValue;
+  if (std::strcmp(name, "local_force_value") == 0) return msa::kLocalForceValue;
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 extern "C" int MsaLastKernelError(char *msg, int cap) {

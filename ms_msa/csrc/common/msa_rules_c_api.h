@@ -27,8 +27,15 @@ MSA_EXPORT int MsaCheckAttrs(const MsaAttrsC *attrs, char *msg, int msg_cap);
 MSA_EXPORT int MsaCheckArgs(const char *const *dtype_names, const int32_t *ndims, const int64_t *dims, const MsaAttrsC *attrs,
                  int64_t *out_shape, char *msg, int msg_cap);
 
+// Shape-only inference (msa_infer.h) for infer-shape callbacks that see no dtypes: bit i of
+// present_mask marks input i as present; dims/ndims as in MsaCheckArgs (absent inputs ignored).
+MSA_EXPORT int MsaInferShape(const int32_t *ndims, const int64_t *dims, uint32_t present_mask, const MsaAttrsC *attrs,
+                  int64_t *out_shape, char *msg, int msg_cap);
+
 // Constants exported so the Python package does not restate them.
 MSA_EXPORT int64_t MsaConstant(const char *name);
+// Floating-point constants ("init_force_value", "local_force_value"); NaN for an unknown name.
+MSA_EXPORT double MsaConstantFloat(const char *name);
 
 // The message of the last failed kernel launch in this process (empty if none).
 MSA_EXPORT int MsaLastKernelError(char *msg, int msg_cap);

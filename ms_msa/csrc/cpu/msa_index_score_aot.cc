@@ -8,6 +8,7 @@
 
 #include "../common/msa_last_error.h"
 #include "../common/msa_rules.h"
+#include "aot_attrs.h"
 #include "aot_extra.h"
 #include "score_kernel.h"
 
@@ -24,33 +25,13 @@ int Fail(int code, const std::string &message) {
 
 int FailStatus(const msa::Status &s) { return Fail(static_cast<int>(s.kind), s.message); }
 
-// Attributes as the Python layer sets them on the primitive (names = the Cell's argument names).
-msa::Status ReadAttrs(mindspore::AotExtra *extra, msa::Attrs *attrs, float *fill_value) {
-  msa::Status s;
-  const std::string layout = extra->Attr<std::string>("layout_key");
-  const std::string window = extra->Attr<std::string>("local_window");
-  if (!msa::ParseLayout(layout.c_str(), &attrs->layout) || !msa::ParseLocalWindow(window.c_str(), &attrs->local_window)) {
-    s.kind = msa::ErrorKind::kValue;
-    s.message = "MsaIndexScore: unknown layout_key '" + layout + "' or local_window '" + window + "'";
-    return s;
-  }
-  attrs->sparse_mode = extra->Attr<int64_t>("sparse_mode");
-  attrs->init_blocks = extra->Attr<int64_t>("init_blocks");
-  attrs->local_blocks = extra->Attr<int64_t>("local_blocks");
-  attrs->block_size = extra->Attr<int64_t>("block_size");
-  attrs->max_kv_blocks = extra->Attr<int64_t>("max_kv_blocks");
-  attrs->target = msa::Target::kCpu;
-  *fill_value = extra->Attr<float>("fill_value");
-  return s;
-}
-
 int Launch(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *extra_ptr) {
   if (nparam != kNumParams || extra_ptr == nullptr) {
     return Fail(kInternalError, "MsaIndexScore: expected " + std::to_string(kNumParams) + " tensors (8 inputs, 1 output), got " +
                                     std::to_string(nparam));
   }
   msa::cpu::ScoreProblem p;
-  msa::Status s = ReadAttrs(static_cast<mindspore::AotExtra *>(extra_ptr), &p.attrs, &p.fill_value);
+  msa::Status s = msa::cpu::ReadAotAttrs(static_cast<mindspore::AotExtra *>(extra_ptr), &p.attrs, &p.fill_value);
   if (!s.ok()) return FailStatus(s);
 
   msa::TensorDesc in[msa::kNumInputs];

@@ -231,6 +231,7 @@ int ConfiguredThreads() {
 }
 
 void RunScore(const ScoreProblem &p, int num_threads) {
+  if (p.geo.n1 <= 0 || p.geo.t1 <= 0 || p.geo.out_width <= 0) return;  // an empty output: nothing to write
   TaskRunner runner(p, SelectIsaKernels());
   const int64_t tpt = runner.tokens_per_task();
   const int64_t group = p.geo.n1 / p.geo.n2;

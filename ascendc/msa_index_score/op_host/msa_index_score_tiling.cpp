@@ -1,0 +1,49 @@
+#include "msa_index_score_tiling.h"
+
+#include <cstdio>
+
+#include "msa_index_score_io.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling_logic.h"
+
+namespace optiling {
+namespace {
+
+// Lengths and the block table are read on the host (the OpDef marks them ValueDepend): the task
+// split depends on every request's query length, and the value rules must hold before the kernel
+// addresses key pages through the table.
+const int32_t *HostValues(gert::TilingContext *context, int irIndex) {
+  const gert::Tensor *tensor = context->GetOptionalInputTensor(irIndex);
+  return tensor == nullptr ? nullptr : tensor->GetData<int32_t>();
+}
+
+ge::graphStatus Fail(gert::TilingContext *context, const std::string &message) {
+  std::fprintf(stderr, "[ms_msa] %s tiling failed: %s\n", context->GetNodeName(), message.c_str());
+  return ge::GRAPH_FAILED;
+}
+
+}  // namespace
+
+ge::graphStatus MsaIndexScoreTilingFunc(gert::TilingContext *context) {
+  msa::TensorDesc in[msa::kNumInputs];
+  msa::Attrs attrs;
+  msa::Status s = msa_io::ReadTilingContext(context, in, &attrs);
+  if (!s.ok()) return Fail(context, s.message);
+
+  auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+  msa_tiling::Plan plan;
+  s = msa_tiling::MakePlan(in, attrs, HostValues(context, msa::kActualSeqQlen), HostValues(context, msa::kActualSeqKlen),
+                           HostValues(context, msa::kBlockTable), platform.GetCoreNumAic(), &plan);
+  if (!s.ok()) return Fail(context, s.message);
+
+  gert::TilingData *raw = context->GetRawTilingData();
+  const size_t bytes = msa_tiling::PackTilingData(plan.data, raw->GetData(), raw->GetCapacity());
+  if (bytes == 0) return Fail(context, "MsaIndexScore: the tiling data does not fit the framework's buffer");
+  raw->SetDataSize(bytes);
+  context->SetBlockDim(plan.blockDim);
+  size_t *workspace = context->GetWorkspaceSizes(1);
+  workspace[0] = platform.GetLibApiWorkSpaceSize() + plan.userWorkspaceBytes;
+  return ge::GRAPH_SUCCESS;
+}
+
+}  // namespace optiling

@@ -1,0 +1,161 @@
+#include "tiling_logic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "msa_config.h"
+
+namespace msa_tiling {
+
+// The kernel cannot include the shared constants, so its copies are checked against them here.
+static_assert(kPageKeys == msa::kAscendBlockSize, "the kernel's page size must be the Ascend block size");
+static_assert(kTileCols % msa::kOutWidthAlign == 0, "column tiles must split the aligned output width");
+static_assert(kCubeRows % kVectorsPerCore == 0, "the Vector units split a task's rows");
+
+namespace {
+
+// Cost of one computed page relative to writing one output element: a Cube product of a row
+// against 128 keys of D <= 128, its fixpipe and the Vector pass (dequant, mask, max).
+constexpr uint64_t kPageCostPerRow = 16;
+// Fixed cost of a task (scalar setup, loading the query tile, writing rows).
+constexpr uint64_t kTaskOverhead = 2048;
+// Below this much work per core, launching another core costs more than it saves.
+constexpr uint64_t kMinCostPerCore = 64 * kPageCostPerRow * kCubeRows;
+
+int64_t KvLen(const MsaIndexScoreTilingData &t, const int32_t *klen, uint32_t b) {
+  return t.layout == kLayoutTND ? static_cast<int64_t>(klen[b + 1]) - klen[b] : klen[b];
+}
+
+}  // namespace
+
+uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
+  const uint64_t rows = static_cast<uint64_t>(task.tokens) * t.foldHeads;
+  return kTaskOverhead + rows * (ComputedCols(t, task, qLen, kvLen) * kPageCostPerRow + task.cols);
+}
+
+uint32_t EstimateCores(uint64_t totalCost, uint32_t tasks, uint32_t aicCores) {
+  const uint64_t byWork = std::max<uint64_t>(1, (totalCost + kMinCostPerCore - 1) / kMinCostPerCore);
+  uint64_t cores = std::min<uint64_t>({byWork, static_cast<uint64_t>(std::max<uint32_t>(tasks, 1)),
+                                       static_cast<uint64_t>(std::max<uint32_t>(aicCores, 1)),
+                                       static_cast<uint64_t>(kMaxCores)});
+  return static_cast<uint32_t>(cores);
+}
+
+void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key, MsaIndexScoreTilingData *t) {
+  std::memset(t, 0, sizeof(*t));
+  t->layout = attrs.layout == msa::Layout::kBBND ? kLayoutBBND : attrs.layout == msa::Layout::kBNBD ? kLayoutBNBD
+                                                                                                  : kLayoutTND;
+  t->sparseMode = static_cast<uint32_t>(attrs.sparse_mode);
+  t->initBlocks = static_cast<uint32_t>(attrs.init_blocks);
+  t->localBlocks = static_cast<uint32_t>(attrs.local_blocks);
+  t->batch = static_cast<uint32_t>(geo.batch);
+  t->t1 = static_cast<uint32_t>(geo.t1);
+  t->n1 = static_cast<uint32_t>(geo.n1);
+  t->n2 = static_cast<uint32_t>(geo.n2);
+  t->headDim = static_cast<uint32_t>(geo.d);
+  t->numPages = geo.num_pages > 0 ? static_cast<uint32_t>(geo.num_pages) : 0;
+  t->tableWidth = geo.table_width > 0 ? static_cast<uint32_t>(geo.table_width) : 0;
+  t->t2 = geo.t2 > 0 ? static_cast<uint32_t>(geo.t2) : 0;
+  t->outWidth = static_cast<uint32_t>(geo.out_width);
+  t->int8Key = int8Key ? 1 : 0;
+  t->initForceValue = msa::kInitForceValue;
+  t->localForceValue = msa::kLocalForceValue;
+
+  // With one key head every query head of a token reads the same keys and the heads of a token are
+  // contiguous, so they stack into Cube rows; otherwise a task holds one query head.
+  t->foldHeads = (t->n2 == 1 && t->n1 <= kCubeRows) ? t->n1 : 1;
+  t->headGroups = t->n1 / t->foldHeads;
+  t->tokensPerTile = kCubeRows / t->foldHeads;
+  t->colTiles = CeilDivU(t->outWidth, kTileCols);
+
+  const uint64_t d = t->headDim, n1 = t->n1, n2 = t->n2, p = kPageKeys;
+  t->queryTokenStride = n1 * d;
+  t->cubeRowStride = t->foldHeads == t->n1 ? d : n1 * d;
+  switch (t->layout) {
+    case kLayoutBBND:  // [NP, P, N2, D]
+      t->keyPageStride = p * n2 * d;
+      t->keyRowStride = n2 * d;
+      t->keyHeadStride = d;
+      break;
+    case kLayoutBNBD:  // [NP, N2, P, D]
+      t->keyPageStride = n2 * p * d;
+      t->keyRowStride = d;
+      t->keyHeadStride = p * d;
+      break;
+    default:  // TND [T2, N2, D]: a "page" is 128 consecutive rows of the request
+      t->keyPageStride = p * n2 * d;
+      t->keyRowStride = n2 * d;
+      t->keyHeadStride = d;
+      break;
+  }
+  if (int8Key) {
+    if (t->layout == kLayoutTND) {  // [T2, N2] (or [T2] when N2 = 1)
+      t->scalePageStride = p * n2;
+      t->scaleRowStride = n2;
+      t->scaleHeadStride = 1;
+    } else {  // [NP, N2, P]
+      t->scalePageStride = n2 * p;
+      t->scaleRowStride = 1;
+      t->scaleHeadStride = p;
+    }
+  }
+  t->resultSlotBytes = static_cast<uint64_t>(kCubeRows) * kPageKeys * sizeof(float);
+  // int8 keys are widened to the query's 16-bit type for the Cube, a task's pages at a time.
+  t->keyStageBytes = int8Key ? static_cast<uint64_t>(kTileCols) * kPageKeys * d * sizeof(uint16_t) : 0;
+  t->workspacePerCore = kResultSlots * t->resultSlotBytes + t->keyStageBytes;
+}
+
+void BalanceTasks(const int32_t *qlen, const int32_t *klen, uint32_t aicCores, Plan *plan) {
+  MsaIndexScoreTilingData &t = plan->data;
+  uint32_t total = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, static_cast<uint32_t>(qlen[b + 1] - qlen[b]));
+  t.totalTasks = total;
+
+  // Cost prefix over the global task order; cores take contiguous runs of about equal cost.
+  uint64_t totalCost = 0;
+  std::vector<uint64_t> prefix(total + 1, 0);
+  if (total > 0) {
+    auto qlenFn = [qlen](uint32_t i) { return static_cast<int64_t>(qlen[i]); };
+    TaskCursor<decltype(qlenFn)> cursor(&t, qlenFn);
+    cursor.Seek(0);
+    for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
+      const Task task = cursor.Get();
+      const int64_t qLen = qlen[task.request + 1] - qlen[task.request];
+      totalCost += TaskCost(t, task, qLen, KvLen(t, klen, task.request));
+      prefix[i + 1] = totalCost;
+    }
+  }
+  const uint32_t cores = EstimateCores(totalCost, total, aicCores);
+  t.usedCores = cores;
+  uint32_t task = 0;
+  for (uint32_t c = 0; c <= cores; ++c) {
+    const uint64_t target = totalCost * c / cores;
+    while (task < total && prefix[task] < target) ++task;
+    t.taskBegin[c] = c == cores ? total : task;
+  }
+  plan->blockDim = cores;
+  plan->userWorkspaceBytes = t.workspacePerCore * cores;
+}
+
+msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs &attrs, const int32_t *qlen,
+                     const int32_t *klen, const int32_t *blockTable, uint32_t aicCores, Plan *plan) {
+  msa::Attrs ascend = attrs;
+  ascend.target = msa::Target::kAscend;
+  msa::Geometry geo;
+  msa::Status s = msa::CheckArgs(in, ascend, &geo);
+  if (!s.ok()) return s;
+  s = msa::CheckValues(geo, ascend, qlen, klen, blockTable);
+  if (!s.ok()) return s;
+  FillShapes(geo, ascend, in[msa::kKey].dtype == msa::DType::kInt8, &plan->data);
+  BalanceTasks(qlen, klen, aicCores, plan);
+  return s;
+}
+
+size_t PackTilingData(const MsaIndexScoreTilingData &t, void *buffer, size_t capacity) {
+  if (buffer == nullptr || capacity < sizeof(t)) return 0;
+  std::memcpy(buffer, &t, sizeof(t));
+  return sizeof(t);
+}
+
+}  // namespace msa_tiling

@@ -1,0 +1,522 @@
+// MsaIndexScore on Atlas A2/A3: a MIX kernel (one Cube core + two Vector cores per AI core).
+//
+// Work unit = one task of msa_index_score_tiling_data.h: up to kCubeRows query rows (tokens x the
+// query heads that share one key head) of one request, by up to kTileCols output columns (blocks).
+// Per task:
+//   Cube   loads the query tile once (GM -> L1 -> L0A, resident for the whole task), then for every
+//          column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32), Fixpipe to
+//          one of kResultSlots result slots in the workspace, flag the Vector cores.
+//   Vector each of the two takes half of the task's tokens: int8 keys are widened to the query type
+//          ahead of the Cube; per page it dequantises (per-key scale), masks the causal tail of each
+//          row, takes the row maxima in fp32 and frees the slot; then fills the columns no row sees,
+//          applies the request-mode forcing (local wins) and writes whole output rows.
+// Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
+// and waits until both have signalled), counted so that every set is waited exactly once.
+#ifndef MSA_INDEX_SCORE_KERNEL_H
+#define MSA_INDEX_SCORE_KERNEL_H
+
+#include "kernel_operator.h"
+#include "msa_index_score_tiling_data.h"
+
+namespace msa_kernel {
+
+using namespace AscendC;
+using msa_tiling::ComputedCols;
+using msa_tiling::kCubeRows;
+using msa_tiling::kPageKeys;
+using msa_tiling::kResultSlots;
+using msa_tiling::kTileCols;
+using msa_tiling::kVectorsPerCore;
+using msa_tiling::MsaIndexScoreTilingData;
+using msa_tiling::Task;
+using msa_tiling::TaskCursor;
+using msa_tiling::VisibleEnd;
+
+constexpr uint32_t kFractal = 16;                         // Cube fractal edge for 16-bit inputs
+constexpr uint32_t kVecRows = kCubeRows / kVectorsPerCore;  // rows one Vector core handles
+constexpr uint32_t kFloatsPerRepeat = 64;                 // one 256-byte vector repeat of fp32
+constexpr uint32_t kBlockBytes = 32;                      // UB data block
+
+// Cross-core flag ids (0..10 on A2/A3). Slot s of the results uses kResultReady + s / kResultFree + s.
+constexpr uint16_t kFlagResultReady = 0;
+constexpr uint16_t kFlagResultFree = kFlagResultReady + kResultSlots;
+constexpr uint16_t kFlagKeysStaged = kFlagResultFree + kResultSlots;
+constexpr uint8_t kCubeVectorMode = 2;
+
+// actual_seq_qlen / actual_seq_klen entries, read from global memory by the task walk.
+struct GmLengths {
+  GlobalTensor<int32_t> gm;
+  __aicore__ inline int64_t operator()(uint32_t i) const { return gm.GetValue(i); }
+};
+
+__aicore__ inline uint32_t AlignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+template <typename QT, typename KT>
+class MsaIndexScoreKernel {
+  // The key dtype is fixed per compiled kernel (one binary per OpDef dtype column).
+  static constexpr bool kInt8Key = IsSameType<KT, int8_t>::value;
+
+ public:
+  __aicore__ inline MsaIndexScoreKernel() {}
+
+  __aicore__ inline void Init(GM_ADDR query, GM_ADDR key, GM_ADDR blockTable, GM_ADDR scale, GM_ADDR qlen,
+                              GM_ADDR klen, GM_ADDR startLoc, GM_ADDR score, GM_ADDR workspace,
+                              const MsaIndexScoreTilingData *tiling, TPipe *pipe) {
+    t_ = tiling;
+    pipe_ = pipe;
+    queryGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(query));
+    keyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ KT *>(key));
+    blockTableGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(blockTable));
+    scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(scale));
+    qlen_.gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(qlen));
+    klenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(klen));
+    startLocGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(startLoc));
+    scoreGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(score));
+
+    if ASCEND_IS_AIC {
+      core_ = GetBlockIdx();
+    } else {
+      core_ = GetBlockIdx() / kVectorsPerCore;
+      sub_ = GetBlockIdx() % kVectorsPerCore;
+    }
+    // Per-core workspace: result slots (fp32) then the widened int8 keys (query type).
+    __gm__ uint8_t *base = reinterpret_cast<__gm__ uint8_t *>(workspace) + core_ * t_->workspacePerCore;
+    resultGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
+    stagedKeyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(base + kResultSlots * t_->resultSlotBytes));
+
+    if ASCEND_IS_AIC {
+      pipe_->InitBuffer(queryL1_, kCubeRows * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(keyL1_, kPageKeys * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(queryL0a_, kCubeRows * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(keyL0b_, kPageKeys * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(resultL0c_, kCubeRows * kPageKeys * sizeof(float));
+    } else {
+      pipe_->InitBuffer(resultInQue_, 1, kVecRows * kPageKeys * sizeof(float));
+      pipe_->InitBuffer(outQue_, 1, kVecRows * kTileCols * sizeof(float));
+      pipe_->InitBuffer(halfMaxBuf_, kVecRows * kFloatsPerRepeat * sizeof(float));
+      pipe_->InitBuffer(colMaxBuf_, kTileCols * kVecRows * sizeof(float));
+      pipe_->InitBuffer(gatherOffsetBuf_, kVecRows * kTileCols * sizeof(uint32_t));
+      pipe_->InitBuffer(scaleBuf_, kPageKeys * sizeof(float));
+      if constexpr (kInt8Key) {
+        // Rows keep a 32-byte pitch in UB (DataCopyPad pads each int8 row to a data block).
+        const uint32_t elems = kPageKeys / kVectorsPerCore * AlignUp(t_->headDim, kBlockBytes);
+        pipe_->InitBuffer(int8InQue_, 1, elems * sizeof(int8_t));
+        pipe_->InitBuffer(halfBuf_, elems * sizeof(half));
+        pipe_->InitBuffer(floatBuf_, elems * sizeof(float));
+        pipe_->InitBuffer(stagedOutQue_, 1, elems * sizeof(QT));
+      }
+      PrepareGatherOffsets();
+    }
+  }
+
+  __aicore__ inline void Process() {
+    if (core_ >= t_->usedCores) return;
+    if ASCEND_IS_AIC {
+      RunTasks<true>();
+      DrainResultSlots();
+    } else {
+      RunTasks<false>();
+    }
+  }
+
+ private:
+  template <bool kCube>
+  __aicore__ inline void RunTasks() {
+    const uint32_t begin = t_->taskBegin[core_], end = t_->taskBegin[core_ + 1];
+    if (begin >= end) return;
+    TaskCursor<GmLengths> cursor(t_, qlen_);
+    cursor.Seek(begin);
+    for (uint32_t i = begin; i < end; ++i, cursor.Next()) {
+      const Task task = cursor.Get();
+      if constexpr (kCube) {
+        CubeTask(task);
+      } else {
+        VectorTask(task);
+      }
+    }
+  }
+
+  // ---- request geometry (SPEC §4) ------------------------------------------------------------------
+  __aicore__ inline int64_t QLen(uint32_t b) const { return qlen_(b + 1) - qlen_(b); }
+  __aicore__ inline int64_t KvLen(uint32_t b) const {
+    return t_->layout == msa_tiling::kLayoutTND ? klenGm_.GetValue(b + 1) - klenGm_.GetValue(b)
+                                                : static_cast<int64_t>(klenGm_.GetValue(b));
+  }
+  // Keys of column `col` that exist (the last page of a request may be partial).
+  __aicore__ inline uint32_t PageKeys(int64_t kvLen, uint32_t col) const {
+    const int64_t rest = kvLen - static_cast<int64_t>(col) * kPageKeys;
+    return rest >= kPageKeys ? kPageKeys : static_cast<uint32_t>(rest);
+  }
+  // Element offset of key 0 of column `col` for key head `kvHead` in the key tensor.
+  __aicore__ inline uint64_t KeyOffset(uint32_t b, uint32_t col, uint32_t kvHead) const {
+    if (t_->layout == msa_tiling::kLayoutTND) {
+      const uint64_t row = static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
+      return row * t_->keyRowStride + kvHead * t_->keyHeadStride;
+    }
+    const uint64_t page = static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
+    return page * t_->keyPageStride + kvHead * t_->keyHeadStride;
+  }
+  __aicore__ inline uint64_t ScaleOffset(uint32_t b, uint32_t col, uint32_t kvHead) const {
+    if (t_->layout == msa_tiling::kLayoutTND) {
+      const uint64_t row = static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
+      return row * t_->scaleRowStride + kvHead * t_->scaleHeadStride;
+    }
+    const uint64_t page = static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
+    return page * t_->scalePageStride + kvHead * t_->scaleHeadStride;
+  }
+
+  // ---- Cube ----------------------------------------------------------------------------------------
+  __aicore__ inline void CubeTask(const Task &task) {
+    const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
+    const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
+    if (computed == 0) return;  // the Vector cores write fill only
+    if constexpr (kInt8Key) CrossCoreWaitFlag(kFlagKeysStaged);
+
+    const uint32_t rows = task.tokens * t_->foldHeads;
+    const uint32_t rowsAligned = AlignUp(rows, kFractal);
+    const uint32_t d = t_->headDim;
+    LocalTensor<QT> qL1 = queryL1_.Get<QT>();
+    LocalTensor<QT> qL0a = queryL0a_.Get<QT>();
+    const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
+    const uint64_t firstHead = static_cast<uint64_t>(task.headGroup) * t_->foldHeads;
+    Nd2NzParams qCopy;
+    qCopy.ndNum = 1;
+    qCopy.nValue = rows;
+    qCopy.dValue = d;
+    qCopy.srcNdMatrixStride = 0;
+    qCopy.srcDValue = t_->cubeRowStride;
+    qCopy.dstNzC0Stride = rowsAligned;
+    qCopy.dstNzNStride = 1;
+    qCopy.dstNzMatrixStride = 0;
+    DataCopy(qL1, queryGm_[token * t_->queryTokenStride + firstHead * d], qCopy);
+    SyncPipes<HardEvent::MTE2_MTE1>();
+    // L1 holds the tile as NZ (16-column groups of all rows); L0A wants zZ (fractal rows in order):
+    // one load per 16-row band gathers that band's fractals across the column groups.
+    LoadData2DParams qLoad;
+    qLoad.startIndex = 0;
+    qLoad.repeatTimes = d / kFractal;
+    qLoad.srcStride = rowsAligned / kFractal;
+    qLoad.dstGap = 0;
+    qLoad.ifTranspose = false;
+    for (uint32_t band = 0; band < rowsAligned / kFractal; ++band) {
+      LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * kFractal], qLoad);
+    }
+    SyncPipes<HardEvent::MTE1_M>();
+
+    for (uint32_t c = 0; c < computed; ++c) {
+      const uint32_t slot = pagesIssued_ % kResultSlots;
+      if (pagesIssued_ >= kResultSlots) CrossCoreWaitFlag(kFlagResultFree + slot);
+      ComputePage(task, c, rows, rowsAligned, kvLen, slot);
+      CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagResultReady + slot);
+      ++pagesIssued_;
+    }
+  }
+
+  __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
+                                     uint32_t slot) {
+    const uint32_t d = t_->headDim;
+    const uint32_t col = task.colBegin + c;
+    LocalTensor<QT> kL1 = keyL1_.Get<QT>();
+    LocalTensor<QT> kL0b = keyL0b_.Get<QT>();
+    LocalTensor<float> cL0c = resultL0c_.Get<float>();
+
+    // Keys as the rows of an NZ matrix: row-major 16x16 key fractals are exactly the column-major
+    // fractals of K^T that L0B expects, and their order (column groups outer) is its order too.
+    Nd2NzParams kCopy;
+    kCopy.ndNum = 1;
+    kCopy.nValue = PageKeys(kvLen, col);  // never read past the request's keys (TND)
+    kCopy.dValue = d;
+    kCopy.srcNdMatrixStride = 0;
+    kCopy.dstNzC0Stride = kPageKeys;
+    kCopy.dstNzNStride = 1;
+    kCopy.dstNzMatrixStride = 0;
+    if constexpr (kInt8Key) {
+      kCopy.srcDValue = d;  // widened by the Vector cores, one page after another
+      DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * d], kCopy);
+    } else {
+      kCopy.srcDValue = t_->keyRowStride;
+      DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
+    }
+    SyncPipes<HardEvent::MTE2_MTE1>();
+    LoadData2DParams kLoad;
+    kLoad.startIndex = 0;
+    kLoad.repeatTimes = (kPageKeys / kFractal) * (d / kFractal);
+    kLoad.srcStride = 1;
+    kLoad.dstGap = 0;
+    kLoad.ifTranspose = false;
+    LoadData(kL0b, kL1, kLoad);
+    SyncPipes<HardEvent::MTE1_M>();
+
+    MmadParams mm;
+    mm.m = rowsAligned;
+    mm.n = kPageKeys;
+    mm.k = d;
+    mm.cmatrixInitVal = true;  // C = A * B, no accumulation across pages
+    mm.cmatrixSource = false;
+    Mmad(cL0c, queryL0a_.Get<QT>(), kL0b, mm);
+    SyncPipes<HardEvent::M_FIX>();
+
+    FixpipeParamsV220 fix;
+    fix.nSize = kPageKeys;
+    fix.mSize = rows;
+    fix.srcStride = rowsAligned;
+    fix.dstStride = kPageKeys;  // row-major [rows, 128] fp32 in the slot
+    fix.quantPre = QuantMode_t::NoQuant;
+    fix.ndNum = 1;
+    Fixpipe(resultGm_[static_cast<uint64_t>(slot) * kCubeRows * kPageKeys], cL0c, fix);
+    SyncPipes<HardEvent::FIX_M>();  // L0C is free for the next page
+  }
+
+  // Every result-free flag the Vector cores set must be consumed before the kernel ends.
+  __aicore__ inline void DrainResultSlots() {
+    const uint32_t outstanding = pagesIssued_ < kResultSlots ? pagesIssued_ : kResultSlots;
+    for (uint32_t i = 0; i < outstanding; ++i) {
+      CrossCoreWaitFlag(kFlagResultFree + (pagesIssued_ - outstanding + i) % kResultSlots);
+    }
+  }
+
+  // ---- Vector --------------------------------------------------------------------------------------
+  __aicore__ inline void VectorTask(const Task &task) {
+    const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
+    const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
+    // This core's share of the task: the first or second half of its tokens.
+    const uint32_t firstHalf = (task.tokens + 1) / 2;
+    const uint32_t myTokenBegin = sub_ == 0 ? 0 : firstHalf;
+    const uint32_t myTokens = sub_ == 0 ? firstHalf : task.tokens - firstHalf;
+    const uint32_t myRows = myTokens * t_->foldHeads;
+    const uint32_t myRowBegin = myTokenBegin * t_->foldHeads;
+
+    if constexpr (kInt8Key) {
+      if (computed > 0) StageInt8Keys(task, computed, kvLen);
+    }
+
+    LocalTensor<float> colMax = colMaxBuf_.Get<float>();
+    for (uint32_t c = 0; c < computed; ++c) {
+      const uint32_t slot = pagesSeen_ % kResultSlots;
+      CrossCoreWaitFlag(kFlagResultReady + slot);
+      LocalTensor<float> result = resultInQue_.AllocTensor<float>();
+      if (myRows > 0) {
+        DataCopy(result, resultGm_[static_cast<uint64_t>(slot) * kCubeRows * kPageKeys + myRowBegin * kPageKeys],
+                 myRows * kPageKeys);
+      }
+      // The copy is queued on MTE2 ahead of this flag, so the slot is free once it is seen.
+      CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE2>(kFlagResultFree + slot);
+      ++pagesSeen_;
+      resultInQue_.EnQue(result);
+      result = resultInQue_.DeQue<float>();
+      if (myRows > 0) ReducePage(task, c, myTokenBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+      resultInQue_.FreeTensor(result);
+    }
+    if (myRows == 0) return;
+
+    const float negInf = -__builtin_inff();
+    for (uint32_t c = computed; c < task.cols; ++c) Duplicate(colMax[c * kVecRows], negInf, myRows);
+    ApplyRequestForcing(task, kvLen, myRows, colMax);
+    PipeBarrier<PIPE_V>();
+    WriteRows(task, myTokenBegin, myTokens, colMax);
+  }
+
+  // One page for this core's rows: dequant, causal tail, row max into column c of colMax.
+  __aicore__ inline void ReducePage(const Task &task, uint32_t c, uint32_t myTokenBegin, uint32_t myRows, int64_t qLen,
+                                    int64_t kvLen, const LocalTensor<float> &result, const LocalTensor<float> &colMaxC) {
+    const uint32_t col = task.colBegin + c;
+    if constexpr (kInt8Key) {
+      LocalTensor<float> scale = scaleBuf_.Get<float>();
+      LoadScale(task, col, kvLen, scale);
+      // Scores of key n times scale[n]: left and right halves of every row against the two
+      // halves of the scale row (repeat stride 0 on the scale).
+      Mul(result, result, scale, kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
+      Mul(result[kFloatsPerRepeat], result[kFloatsPerRepeat], scale[kFloatsPerRepeat], kFloatsPerRepeat, myRows,
+          BinaryRepeatParams(1, 1, 1, 16, 16, 0));
+      PipeBarrier<PIPE_V>();
+    }
+    // Causal tail: keys of this page at or past a row's visible end become -inf.
+    const float negInf = -__builtin_inff();
+    const int64_t pageStart = static_cast<int64_t>(col) * kPageKeys;
+    for (uint32_t r = 0; r < myRows; ++r) {
+      const int64_t tOff = task.tokenBegin + myTokenBegin + r / t_->foldHeads;
+      int64_t valid = VisibleEnd(t_->sparseMode, qLen, kvLen, tOff) - pageStart;
+      if (valid >= kPageKeys) continue;
+      if (valid < 0) valid = 0;
+      uint64_t low[2] = {valid < 64 ? ~0ULL << valid : 0ULL, 0ULL};
+      uint64_t high[2] = {valid <= 64 ? ~0ULL : ~0ULL << (valid - 64), 0ULL};
+      if (low[0] != 0) Duplicate(result[r * kPageKeys], negInf, low, 1, 1, 8);
+      Duplicate(result[r * kPageKeys + kFloatsPerRepeat], negInf, high, 1, 1, 8);
+    }
+    PipeBarrier<PIPE_V>();
+    // Max in fp32: pairwise over the two halves of each row, then over the 64 that remain.
+    LocalTensor<float> halfMax = halfMaxBuf_.Get<float>();
+    Max(halfMax, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 8, 16, 16));
+    PipeBarrier<PIPE_V>();
+    WholeReduceMax(colMaxC, halfMax, kFloatsPerRepeat, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    PipeBarrier<PIPE_V>();
+  }
+
+  __aicore__ inline void LoadScale(const Task &task, uint32_t col, int64_t kvLen, const LocalTensor<float> &scale) {
+    const uint32_t keys = PageKeys(kvLen, col);
+    const uint64_t offset = ScaleOffset(task.request, col, task.kvHead);
+    if (t_->scaleRowStride == 1) {
+      DataCopyExtParams copy{1, static_cast<uint32_t>(keys * sizeof(float)), 0, 0, 0};
+      DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+      DataCopyPad(scale, scaleGm_[offset], copy, pad);
+      SyncPipes<HardEvent::MTE2_V>();
+    } else {
+      // TND with several key heads: one scale per N2 floats; a page is 128 scalar reads.
+      for (uint32_t n = 0; n < keys; ++n) scale.SetValue(n, scaleGm_.GetValue(offset + n * t_->scaleRowStride));
+      SyncPipes<HardEvent::S_V>();
+    }
+  }
+
+  // SPEC §4 request mode: init blocks [0, init) then the window ending at start_loc (local wins),
+  // both only below the request's block count. Token mode is applied by ms_msa around the kernel.
+  __aicore__ inline void ApplyRequestForcing(const Task &task, int64_t kvLen, uint32_t myRows,
+                                             const LocalTensor<float> &colMax) {
+    if (t_->initBlocks == 0 && t_->localBlocks == 0) return;
+    const int64_t blocks = (kvLen + kPageKeys - 1) / kPageKeys;
+    const int64_t start = t_->localBlocks > 0 ? startLocGm_.GetValue(task.request) : 0;
+    const int64_t localBegin = start + 1 - static_cast<int64_t>(t_->localBlocks);
+    for (uint32_t c = 0; c < task.cols; ++c) {
+      const int64_t col = task.colBegin + c;
+      if (col >= blocks) break;
+      if (t_->localBlocks > 0 && col >= localBegin && col <= start) {
+        Duplicate(colMax[c * kVecRows], t_->localForceValue, myRows);
+      } else if (col < static_cast<int64_t>(t_->initBlocks)) {
+        Duplicate(colMax[c * kVecRows], t_->initForceValue, myRows);
+      }
+    }
+  }
+
+  // colMax is column-major (one column of this core's rows per block); the output wants rows. A
+  // gather with fixed byte offsets transposes it, then one strided copy per query head writes rows.
+  __aicore__ inline void WriteRows(const Task &task, uint32_t myTokenBegin, uint32_t myTokens,
+                                   const LocalTensor<float> &colMax) {
+    const uint32_t fold = t_->foldHeads;
+    const uint32_t myRows = myTokens * fold;
+    LocalTensor<float> rowsOut = outQue_.AllocTensor<float>();
+    Gather(rowsOut, colMax, gatherOffsetBuf_.Get<uint32_t>(), 0, myRows * kTileCols);
+    outQue_.EnQue(rowsOut);
+    rowsOut = outQue_.DeQue<float>();
+    const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin + myTokenBegin;
+    for (uint32_t j = 0; j < fold; ++j) {
+      const uint64_t head = static_cast<uint64_t>(task.headGroup) * fold + j;
+      // Rows of head j are every fold-th row of the tile; in the output they are consecutive tokens.
+      DataCopyExtParams copy;
+      copy.blockCount = static_cast<uint16_t>(myTokens);
+      copy.blockLen = task.cols * sizeof(float);
+      copy.srcStride = (fold * kTileCols - task.cols) * sizeof(float) / kBlockBytes;
+      copy.dstStride = (t_->outWidth - task.cols) * sizeof(float);
+      copy.rsv = 0;
+      DataCopyPad(scoreGm_[(head * t_->t1 + token) * t_->outWidth + task.colBegin], rowsOut[j * kTileCols], copy);
+    }
+    outQue_.FreeTensor(rowsOut);
+  }
+
+  // Byte offsets of element (row r, column c) of colMax at position r * kTileCols + c.
+  __aicore__ inline void PrepareGatherOffsets() {
+    LocalTensor<uint32_t> offsets = gatherOffsetBuf_.Get<uint32_t>();
+    for (uint32_t r = 0; r < kVecRows; ++r) {
+      for (uint32_t c = 0; c < kTileCols; ++c) {
+        offsets.SetValue(r * kTileCols + c, (c * kVecRows + r) * static_cast<uint32_t>(sizeof(float)));
+      }
+    }
+    SyncPipes<HardEvent::S_V>();
+  }
+
+  // int8 keys become the query's 16-bit type for the Cube (exact: |k| <= 128); each Vector core
+  // widens its half of every page's keys, then both signal the Cube once per task.
+  __aicore__ inline void StageInt8Keys(const Task &task, uint32_t computed, int64_t kvLen) {
+    const uint32_t d = t_->headDim;
+    const uint32_t pitch = AlignUp(d, kBlockBytes);  // int8 row pitch in UB, also used after widening
+    const uint32_t share = kPageKeys / kVectorsPerCore;
+    for (uint32_t c = 0; c < computed; ++c) {
+      const uint32_t col = task.colBegin + c;
+      const uint32_t keys = PageKeys(kvLen, col);
+      const uint32_t first = sub_ * share;
+      if (first >= keys) continue;
+      const uint32_t count = keys - first < share ? keys - first : share;
+      LocalTensor<int8_t> raw = int8InQue_.AllocTensor<int8_t>();
+      DataCopyExtParams in;
+      in.blockCount = static_cast<uint16_t>(count);
+      in.blockLen = d * sizeof(int8_t);
+      in.srcStride = static_cast<uint32_t>((t_->keyRowStride - d) * sizeof(int8_t));
+      in.dstStride = 0;
+      in.rsv = 0;
+      DataCopyPadExtParams<int8_t> pad{false, 0, 0, 0};
+      DataCopyPad(raw, keyGm_[KeyOffset(task.request, col, task.kvHead) + first * t_->keyRowStride], in, pad);
+      int8InQue_.EnQue(raw);
+      raw = int8InQue_.DeQue<int8_t>();
+      LocalTensor<QT> staged = stagedOutQue_.AllocTensor<QT>();
+      if constexpr (IsSameType<QT, half>::value) {
+        Cast(staged, raw, RoundMode::CAST_NONE, count * pitch);
+      } else {  // no direct int8 -> bf16 conversion: through half and float, all exact
+        LocalTensor<half> asHalf = halfBuf_.Get<half>();
+        LocalTensor<float> asFloat = floatBuf_.Get<float>();
+        Cast(asHalf, raw, RoundMode::CAST_NONE, count * pitch);
+        PipeBarrier<PIPE_V>();
+        Cast(asFloat, asHalf, RoundMode::CAST_NONE, count * pitch);
+        PipeBarrier<PIPE_V>();
+        Cast(staged, asFloat, RoundMode::CAST_RINT, count * pitch);
+      }
+      int8InQue_.FreeTensor(raw);
+      stagedOutQue_.EnQue(staged);
+      staged = stagedOutQue_.DeQue<QT>();
+      // Rows go to the staging page without their UB padding (row pitch d in global memory).
+      DataCopyExtParams out;
+      out.blockCount = static_cast<uint16_t>(count);
+      out.blockLen = d * sizeof(QT);
+      out.srcStride = (pitch - d) * sizeof(QT) / kBlockBytes;
+      out.dstStride = 0;
+      out.rsv = 0;
+      DataCopyPad(stagedKeyGm_[(static_cast<uint64_t>(c) * kPageKeys + first) * d], staged, out);
+      stagedOutQue_.FreeTensor(staged);
+    }
+    CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagKeysStaged);
+  }
+
+  template <HardEvent kEvent>
+  __aicore__ inline void SyncPipes() {
+    const event_t id = static_cast<event_t>(pipe_->FetchEventID(kEvent));
+    SetFlag<kEvent>(id);
+    WaitFlag<kEvent>(id);
+  }
+
+  const MsaIndexScoreTilingData *t_ = nullptr;
+  TPipe *pipe_ = nullptr;
+  uint32_t core_ = 0;
+  uint32_t sub_ = 0;
+  uint32_t pagesIssued_ = 0;  // Cube: pages computed by this core so far (slot = count % kResultSlots)
+  uint32_t pagesSeen_ = 0;    // Vector: the same count, seen from the consumer side
+
+  GlobalTensor<QT> queryGm_;
+  GlobalTensor<KT> keyGm_;
+  GlobalTensor<int32_t> blockTableGm_;
+  GlobalTensor<float> scaleGm_;
+  GmLengths qlen_;
+  GlobalTensor<int32_t> klenGm_;
+  GlobalTensor<int32_t> startLocGm_;
+  GlobalTensor<float> scoreGm_;
+  GlobalTensor<float> resultGm_;
+  GlobalTensor<QT> stagedKeyGm_;
+
+  // Cube buffers.
+  TBuf<TPosition::A1> queryL1_;
+  TBuf<TPosition::B1> keyL1_;
+  TBuf<TPosition::A2> queryL0a_;
+  TBuf<TPosition::B2> keyL0b_;
+  TBuf<TPosition::CO1> resultL0c_;
+  // Vector buffers.
+  TQue<QuePosition::VECIN, 1> resultInQue_;
+  TQue<QuePosition::VECOUT, 1> outQue_;
+  TBuf<TPosition::VECCALC> halfMaxBuf_;
+  TBuf<TPosition::VECCALC> colMaxBuf_;
+  TBuf<TPosition::VECCALC> gatherOffsetBuf_;
+  TBuf<TPosition::VECCALC> scaleBuf_;
+  TQue<QuePosition::VECIN, 1> int8InQue_;
+  TBuf<TPosition::VECCALC> halfBuf_;
+  TBuf<TPosition::VECCALC> floatBuf_;
+  TQue<QuePosition::VECOUT, 1> stagedOutQue_;
+};
+
+}  // namespace msa_kernel
+
+#endif  // MSA_INDEX_SCORE_KERNEL_H

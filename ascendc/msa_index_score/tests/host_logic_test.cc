@@ -1,0 +1,392 @@
+// Unit tests of the Ascend host logic (op_host/tiling_logic.*), which needs no CANN. Built and run
+// by tests/test_ascend_host_logic.py with the system g++; exits non-zero on any failed check.
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "msa_config.h"
+#include "tiling_logic.h"
+
+namespace {
+
+int g_checks = 0;
+int g_failures = 0;
+
+#define CHECK(cond)                                                               \
+  do {                                                                            \
+    ++g_checks;                                                                   \
+    if (!(cond)) {                                                                \
+      ++g_failures;                                                               \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                             \
+  } while (0)
+
+#define CHECK_EQ(a, b)                                                                                  \
+  do {                                                                                                  \
+    ++g_checks;                                                                                         \
+    const long long _a = static_cast<long long>(a), _b = static_cast<long long>(b);                     \
+    if (_a != _b) {                                                                                     \
+      ++g_failures;                                                                                     \
+      std::fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %lld, %s = %lld\n", __FILE__, __LINE__, #a, _a, #b, _b); \
+    }                                                                                                   \
+  } while (0)
+
+using msa::DType;
+using msa::TensorDesc;
+using namespace msa_tiling;
+
+TensorDesc Desc(DType dtype, std::vector<int64_t> dims) {
+  TensorDesc d;
+  d.dtype = dtype;
+  d.ndim = static_cast<int32_t>(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) d.dims[i] = dims[i];
+  return d;
+}
+
+// A call as the aclnn layer sees it: descriptors plus the length and table values.
+struct Call {
+  TensorDesc in[msa::kNumInputs];
+  msa::Attrs attrs;
+  std::vector<int32_t> qlen, klen, table;
+};
+
+std::vector<int32_t> PrefixSums(const std::vector<int32_t> &lens) {
+  std::vector<int32_t> out(1, 0);
+  for (int32_t v : lens) out.push_back(out.back() + v);
+  return out;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A paged (BBND/BNBD) or TND call with fp16 (or int8 + scale) keys.
+Call MakeCall(msa::Layout layout, int64_t n1, int64_t n2, int64_t d, std::vector<int32_t> qLens,
+              std::vector<int32_t> kvLens, int64_t tableWidth = 0, bool int8 = false, int64_t pages = 64,
+              int64_t blockSize = 128, DType qType = DType::kFloat16) {
+  Call c;
+  c.attrs.layout = layout;
+  c.attrs.target = msa::Target::kAscend;
+  const int64_t b = static_cast<int64_t>(qLens.size());
+  c.qlen = PrefixSums(qLens);
+  const int64_t t1 = c.qlen.back();
+  c.in[msa::kQuery] = Desc(qType, {t1, n1, d});
+  const DType kType = int8 ? DType::kInt8 : qType;
+  if (layout == msa::Layout::kTND) {
+    c.klen = PrefixSums(kvLens);
+    const int64_t t2 = c.klen.back();
+    c.in[msa::kKey] = Desc(kType, {t2, n2, d});
+    if (int8) c.in[msa::kScale] = Desc(DType::kFloat32, {t2, n2});
+  } else {
+    c.klen = kvLens;
+    int64_t needed = 1;
+    for (int32_t kv : kvLens) needed = std::max<int64_t>(needed, CeilDiv(kv, blockSize));
+    const int64_t mb = tableWidth > 0 ? tableWidth : needed;
+    for (int64_t i = 0; i < b * mb; ++i) c.table.push_back(static_cast<int32_t>((7 * (i / mb) + 3 * (i % mb) + 1) % pages));
+    c.in[msa::kBlockTable] = Desc(DType::kInt32, {b, mb});
+    c.in[msa::kKey] = layout == msa::Layout::kBBND ? Desc(kType, {pages, blockSize, n2, d})
+                                                  : Desc(kType, {pages, n2, blockSize, d});
+    if (int8) c.in[msa::kScale] = Desc(DType::kFloat32, {pages, n2, blockSize});
+  }
+  c.in[msa::kActualSeqQlen] = Desc(DType::kInt32, {b + 1});
+  c.in[msa::kActualSeqKlen] = Desc(DType::kInt32, {static_cast<int64_t>(c.klen.size())});
+  c.in[msa::kStartLoc] = Desc(DType::kInt32, {b});
+  return c;
+}
+
+msa::Status Plan(Call &c, msa_tiling::Plan *plan, uint32_t cores = 24) {
+  return MakePlan(c.in, c.attrs, c.qlen.data(), c.klen.data(), c.table.empty() ? nullptr : c.table.data(), cores,
+                  plan);
+}
+
+bool Contains(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
+
+// --- the shared rules, Target::kAscend ------------------------------------------------------------
+
+void TestAscendRules() {
+  msa_tiling::Plan plan;
+  Call ok = MakeCall(msa::Layout::kBBND, 8, 1, 128, {32, 17}, {300, 130});
+  CHECK(Plan(ok, &plan).ok());
+
+  Call p64 = MakeCall(msa::Layout::kBBND, 8, 1, 128, {32, 17}, {300, 130}, 0, false, 64, 64);
+  msa::Status s = Plan(p64, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "must be 128 on Ascend"));
+
+  Call tndP64 = MakeCall(msa::Layout::kTND, 8, 1, 128, {3}, {300});
+  tndP64.attrs.block_size = 64;
+  s = Plan(tndP64, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "'block_size'"));
+
+  for (int64_t d : {72, 192, 8}) {  // not a multiple of 16, or above 128
+    Call bad = MakeCall(msa::Layout::kBBND, 4, 1, d, {4}, {4});
+    s = Plan(bad, &plan);
+    CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "head dim D"));
+  }
+  for (int64_t d : {16, 64, 80, 128}) {
+    Call good = MakeCall(msa::Layout::kBBND, 4, 1, d, {4}, {4});
+    CHECK(Plan(good, &plan).ok());
+  }
+
+  Call fp32 = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {4}, 0, false, 64, 128, DType::kFloat32);
+  s = Plan(fp32, &plan);
+  CHECK(s.kind == msa::ErrorKind::kType && Contains(s.message, "'query'"));
+  Call fp8 = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {4}, 0, false, 64, 128, DType::kFloat8E4M3FN);
+  CHECK(Plan(fp8, &plan).kind == msa::ErrorKind::kType);
+
+  Call bf16Int8 = MakeCall(msa::Layout::kBNBD, 8, 2, 128, {5}, {300}, 0, true, 64, 128, DType::kBFloat16);
+  CHECK(Plan(bf16Int8, &plan).ok());
+  CHECK_EQ(plan.data.int8Key, 1);
+  Call noScale = bf16Int8;
+  noScale.in[msa::kScale] = TensorDesc();
+  s = Plan(noScale, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "'scale' is required"));
+
+  // Value rules, from the lengths and the block table the tiling reads.
+  Call lastQ = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4, 4}, {4, 8});
+  lastQ.qlen.back() = 7;
+  s = Plan(lastQ, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "last entry"));
+  Call badPage = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {300}, 0, false, 4);
+  badPage.table[1] = 4;  // pages are [0, 4)
+  s = Plan(badPage, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "'block_table'[0, 1] = 4"));
+  Call tooLong = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {300}, 2);
+  s = Plan(tooLong, &plan);
+  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "only 2 columns"));
+}
+
+// --- decomposition --------------------------------------------------------------------------------
+
+// Every output element [h, t, column] is written by exactly one task, tasks stay inside one request
+// and one key head, and a task fits the Cube rows.
+void CheckCoverage(Call &c, const char *label) {
+  msa_tiling::Plan plan;
+  msa::Status s = Plan(c, &plan);
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: unexpected rule failure: %s\n", label, s.message.c_str());
+    CHECK(false);
+    return;
+  }
+  const MsaIndexScoreTilingData &t = plan.data;
+  std::vector<int> hits(static_cast<size_t>(t.n1) * t.t1 * t.outWidth, 0);
+  auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
+  uint32_t expectTotal = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) expectTotal += TaskCount(t, c.qlen[b + 1] - c.qlen[b]);
+  CHECK_EQ(t.totalTasks, expectTotal);
+  if (t.totalTasks == 0) {
+    CHECK_EQ(t.t1, 0);
+    return;
+  }
+  TaskCursor<decltype(qlenFn)> walk(&t, qlenFn);
+  walk.Seek(0);
+  for (uint32_t i = 0; i < t.totalTasks; ++i, walk.Next()) {
+    const Task task = walk.Get();
+    TaskCursor<decltype(qlenFn)> seek(&t, qlenFn);
+    seek.Seek(i);  // random access agrees with the walk the kernel does from its first task
+    const Task same = seek.Get();
+    CHECK(same.request == task.request && same.headGroup == task.headGroup && same.tokenBegin == task.tokenBegin &&
+          same.colBegin == task.colBegin);
+    CHECK(task.tokens >= 1 && task.tokens * t.foldHeads <= kCubeRows);
+    CHECK(task.cols >= 1 && task.cols <= kTileCols);
+    const uint32_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
+    CHECK(task.tokenBegin + task.tokens <= qLen);
+    CHECK(task.colBegin + task.cols <= t.outWidth);
+    if (task.tokenBegin + task.tokens > qLen || task.colBegin + task.cols > t.outWidth) continue;
+    for (uint32_t j = 0; j < t.foldHeads; ++j) {
+      const uint32_t h = task.headGroup * t.foldHeads + j;
+      CHECK_EQ(task.kvHead, h / (t.n1 / t.n2));  // GQA: every head of the task reads this key head
+      for (uint32_t k = 0; k < task.tokens; ++k) {
+        const uint32_t token = c.qlen[task.request] + task.tokenBegin + k;
+        for (uint32_t col = task.colBegin; col < task.colBegin + task.cols; ++col) {
+          ++hits[(static_cast<size_t>(h) * t.t1 + token) * t.outWidth + col];
+        }
+      }
+    }
+  }
+  bool exactlyOnce = true;
+  for (int v : hits) exactlyOnce = exactlyOnce && v == 1;
+  if (!exactlyOnce) std::fprintf(stderr, "%s: an output element is not written exactly once\n", label);
+  CHECK(exactlyOnce);
+
+  // Core split: contiguous, complete, within the chip.
+  CHECK(plan.blockDim >= 1 && plan.blockDim <= 24);
+  CHECK_EQ(t.usedCores, plan.blockDim);
+  CHECK_EQ(t.taskBegin[0], 0);
+  CHECK_EQ(t.taskBegin[plan.blockDim], t.totalTasks);
+  for (uint32_t core = 0; core < plan.blockDim; ++core) CHECK(t.taskBegin[core] <= t.taskBegin[core + 1]);
+  CHECK_EQ(plan.userWorkspaceBytes, t.workspacePerCore * plan.blockDim);
+}
+
+void TestCoverage() {
+  using L = msa::Layout;
+  Call c1 = MakeCall(L::kBBND, 8, 1, 128, {32, 17}, {300, 130});           // L1-prefill-unaligned
+  CheckCoverage(c1, "prefill-unaligned");
+  Call c2 = MakeCall(L::kBBND, 8, 1, 128, {1, 1, 1, 1, 1, 1}, {900, 512, 128, 129, 1, 4096});  // decode
+  CheckCoverage(c2, "decode-lq1");
+  Call c3 = MakeCall(L::kBNBD, 8, 2, 128, {32, 17}, {300, 130});           // GQA: one head per task
+  CheckCoverage(c3, "gqa-bnbd");
+  Call c4 = MakeCall(L::kTND, 8, 4, 64, {64, 0, 48}, {700, 0, 520}, 0, true);  // TND int8, empty request
+  CheckCoverage(c4, "tnd-int8-pad-mid");
+  Call c5 = MakeCall(L::kBBND, 2, 1, 16, {2}, {5}, 257);                    // wide table: W 272
+  CheckCoverage(c5, "wide-table-257");
+  Call c6 = MakeCall(L::kBBND, 4, 1, 128, {300}, {4096 + 300}, 0, false, 64);  // several token and column tiles
+  CheckCoverage(c6, "long-prefill");
+  Call c7 = MakeCall(L::kBBND, 8, 1, 128, {32, 32}, {0, 256});              // kv 0: fill-only tasks
+  CheckCoverage(c7, "pad-kv0");
+  Call c8 = MakeCall(L::kBBND, 8, 1, 128, {0}, {256});                      // T1 = 0: nothing to do
+  CheckCoverage(c8, "all-q0");
+  Call c9 = MakeCall(L::kBBND, 16, 1, 128, {13}, {300});
+  CheckCoverage(c9, "heads-16");
+}
+
+void TestFoldAndStrides() {
+  MsaIndexScoreTilingData t;
+  msa::Geometry g;
+  g.t1 = 10; g.n1 = 4; g.n2 = 1; g.d = 128; g.num_pages = 9; g.table_width = 3; g.batch = 2; g.out_width = 16;
+  msa::Attrs a;
+  a.layout = msa::Layout::kBBND;
+  FillShapes(g, a, false, &t);
+  CHECK_EQ(t.foldHeads, 4);
+  CHECK_EQ(t.tokensPerTile, 32);
+  CHECK_EQ(t.headGroups, 1);
+  CHECK_EQ(t.cubeRowStride, 128);  // (t, h) rows are contiguous when every head folds
+
+  // Element offset of key[page][key][head][dim] through the strides equals the row-major index of
+  // the layout's own shape.
+  const int64_t p = kPageKeys, d = 64;
+  struct Layout { msa::Layout layout; int64_t n2; };
+  for (Layout l : {Layout{msa::Layout::kBBND, 1}, Layout{msa::Layout::kBBND, 3}, Layout{msa::Layout::kBNBD, 3}}) {
+    g.n1 = 6; g.n2 = l.n2; g.d = d;
+    a.layout = l.layout;
+    FillShapes(g, a, true, &t);
+    for (int64_t page : {0, 5}) {
+      for (int64_t key : {0, 1, 127}) {
+        for (int64_t head = 0; head < l.n2; ++head) {
+          for (int64_t dim : {0, 63}) {
+            const int64_t viaStrides = page * t.keyPageStride + key * t.keyRowStride + head * t.keyHeadStride + dim;
+            const int64_t rowMajor = l.layout == msa::Layout::kBBND
+                                         ? ((page * p + key) * l.n2 + head) * d + dim    // [NP, P, N2, D]
+                                         : ((page * l.n2 + head) * p + key) * d + dim;   // [NP, N2, P, D]
+            CHECK_EQ(viaStrides, rowMajor);
+            const int64_t scaleVia = page * t.scalePageStride + key * t.scaleRowStride + head * t.scaleHeadStride;
+            CHECK_EQ(scaleVia, (page * l.n2 + head) * p + key);  // scale [NP, N2, P]
+          }
+        }
+      }
+    }
+    CHECK_EQ(t.foldHeads, l.n2 == 1 ? 6 : 1);
+    CHECK_EQ(t.cubeRowStride, l.n2 == 1 ? d : 6 * d);
+  }
+  // TND: row r of key head h at (r * N2 + h) * D; scale [T2, N2].
+  g.n2 = 2; g.t2 = 1000;
+  a.layout = msa::Layout::kTND;
+  FillShapes(g, a, true, &t);
+  for (int64_t row : {0, 129, 999}) {
+    for (int64_t head : {0, 1}) {
+      const int64_t page = row / p, key = row % p;
+      CHECK_EQ(page * t.keyPageStride + key * t.keyRowStride + head * t.keyHeadStride, (row * 2 + head) * d);
+      CHECK_EQ(page * t.scalePageStride + key * t.scaleRowStride + head * t.scaleHeadStride, row * 2 + head);
+    }
+  }
+  // More query heads than Cube rows: no folding.
+  g.n1 = 256; g.n2 = 1;
+  a.layout = msa::Layout::kBBND;
+  FillShapes(g, a, false, &t);
+  CHECK_EQ(t.foldHeads, 1);
+  CHECK_EQ(t.tokensPerTile, kCubeRows);
+  CHECK_EQ(t.keyStageBytes, 0);
+  CHECK_EQ(t.workspacePerCore, kResultSlots * kCubeRows * kPageKeys * 4);
+}
+
+void TestComputedColsAndCost() {
+  msa_tiling::Plan plan;
+  Call c = MakeCall(msa::Layout::kBBND, 4, 1, 128, {1}, {900}, 64, false, 64);  // W = 64: two column tiles
+  CHECK(Plan(c, &plan).ok());
+  const MsaIndexScoreTilingData &t = plan.data;
+  Task first{0, 0, 0, 1, 0, kTileCols, 0};
+  Task second{0, 0, 0, 1, kTileCols, kTileCols, 0};
+  CHECK_EQ(ComputedCols(t, first, 1, 900), 8);   // ceil(900 / 128) visible blocks
+  CHECK_EQ(ComputedCols(t, second, 1, 900), 0);  // only fill
+  CHECK(TaskCost(t, first, 1, 900) > TaskCost(t, second, 1, 900));
+  // Causal prefill: the tile's last token sees the most blocks.
+  Task tile{0, 0, 0, 32, 0, kTileCols, 0};
+  CHECK_EQ(ComputedCols(t, tile, 300, 300), 1);  // tokens 0..31 of a 300-token prefill see block 0 only
+  Task late{0, 0, 256, 32, 0, kTileCols, 0};
+  CHECK_EQ(ComputedCols(t, late, 300, 300), 3);  // token 287 sees keys [0, 288): 3 blocks
+  // sparse_mode 0: every token sees every key.
+  MsaIndexScoreTilingData t0 = t;
+  t0.sparseMode = 0;
+  CHECK_EQ(ComputedCols(t0, tile, 300, 300), 3);
+}
+
+void TestCoreEstimate() {
+  CHECK_EQ(EstimateCores(1, 1, 24), 1);              // one tiny task: one core
+  CHECK_EQ(EstimateCores(1ull << 40, 1000, 24), 24);  // plenty of work: the whole chip
+  CHECK_EQ(EstimateCores(1ull << 40, 5, 24), 5);      // never more cores than tasks
+  CHECK_EQ(EstimateCores(1ull << 40, 1000, 100), kMaxCores);
+  CHECK_EQ(EstimateCores(0, 0, 24), 1);
+
+  // A big decode batch spreads over the chip with about equal cost per core.
+  std::vector<int32_t> q(64, 1), kv;
+  for (int i = 0; i < 64; ++i) kv.push_back(128 * (1 + i % 17));
+  Call c = MakeCall(msa::Layout::kBBND, 4, 1, 128, q, kv, 0, false, 64);
+  msa_tiling::Plan plan;
+  CHECK(Plan(c, &plan).ok());
+  const MsaIndexScoreTilingData &t = plan.data;
+  CHECK(plan.blockDim > 1);
+  auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
+  std::vector<uint64_t> costs;
+  uint64_t maxTask = 0;
+  TaskCursor<decltype(qlenFn)> cur(&t, qlenFn);
+  cur.Seek(0);
+  for (uint32_t core = 0; core < plan.blockDim; ++core) {
+    uint64_t sum = 0;
+    for (uint32_t i = t.taskBegin[core]; i < t.taskBegin[core + 1]; ++i, cur.Next()) {
+      const Task task = cur.Get();
+      const uint64_t cost = TaskCost(t, task, 1, c.klen[task.request]);
+      maxTask = std::max(maxTask, cost);
+      sum += cost;
+    }
+    costs.push_back(sum);
+  }
+  uint64_t total = 0;
+  for (uint64_t v : costs) total += v;
+  const uint64_t ideal = total / plan.blockDim;
+  for (uint64_t v : costs) CHECK(v <= ideal + maxTask);
+}
+
+void TestPacking() {
+  msa_tiling::Plan plan;
+  Call c = MakeCall(msa::Layout::kTND, 8, 2, 128, {5, 7}, {300, 20});
+  CHECK(Plan(c, &plan).ok());
+  std::vector<unsigned char> small(sizeof(MsaIndexScoreTilingData) - 1), big(sizeof(MsaIndexScoreTilingData) + 64);
+  CHECK_EQ(PackTilingData(plan.data, small.data(), small.size()), 0);
+  CHECK_EQ(PackTilingData(plan.data, big.data(), big.size()), sizeof(MsaIndexScoreTilingData));
+  CHECK(std::memcmp(big.data(), &plan.data, sizeof(MsaIndexScoreTilingData)) == 0);
+  MsaIndexScoreTilingData back;
+  std::memcpy(&back, big.data(), sizeof(back));
+  CHECK_EQ(back.outWidth, 16);
+  CHECK_EQ(back.layout, kLayoutTND);
+  CHECK_EQ(back.t2, 320);
+  // The attributes travel in the tiling data (the kernel has no other access to them).
+  Call f = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {700}, 0, false, 64);
+  f.attrs.init_blocks = 2;
+  f.attrs.local_blocks = 3;
+  f.attrs.sparse_mode = 0;
+  CHECK(Plan(f, &plan).ok());
+  CHECK(plan.data.initBlocks == 2 && plan.data.localBlocks == 3 && plan.data.sparseMode == 0);
+  CHECK(plan.data.initForceValue == msa::kInitForceValue && plan.data.localForceValue == msa::kLocalForceValue);
+}
+
+}  // namespace
+
+int main() {
+  TestAscendRules();
+  TestCoverage();
+  TestFoldAndStrides();
+  TestComputedColsAndCost();
+  TestCoreEstimate();
+  TestPacking();
+  std::printf("%d checks, %d failed\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
