@@ -20,6 +20,15 @@ if [ ! -f "$VENV/.ms_msa_ready" ]; then
   touch "$VENV/.ms_msa_ready"
 fi
 
+# MindFormers (model_zoo/minimax_m3's integration) with --no-deps: its pins want MindSpore 2.11. Once per
+# version of the file; a failure only makes the MindFormers tests skip.
+MF_REQ="$ROOT/requirements-mindformers.txt"
+MF_MARK="$VENV/.mindformers_$(sha256sum "$MF_REQ" | cut -c1-12)"
+if [ ! -f "$MF_MARK" ]; then
+  "$VENV/bin/python" -m pip install --quiet --no-deps -r "$MF_REQ" && touch "$MF_MARK" \
+    || echo "[ms_msa] MindFormers not installed; its tests will skip" >&2
+fi
+
 export PYTHON="$VENV/bin/python"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 # MindFormers-style logs and MindSpore's graph dumps stay out of the work tree.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "isa_kernels.h"
+#include "key_addressing.h"
 
 namespace msa {
 namespace cpu {
@@ -121,7 +122,7 @@ class TaskRunner {
   float *OutRow(const Request &req, const Task &task, int64_t r) const {
     const int64_t token = req.q_begin + task.t_begin + r / group_;
     const int64_t head = task.g * group_ + r % group_;
-    return p_.out + (head * p_.geo.t1 + token) * W_;
+    return p_.out + OutputRow(head, token, p_.geo.t1, W_);
   }
 
   // Decodes the task's query rows and transposes them to D x ldq (padding rows zero).
@@ -142,16 +143,12 @@ class TaskRunner {
   // Element offsets of key n of logical block beta, and of its scale.
   void KeyOffsets(const Request &req, const Task &task, int64_t beta, int64_t n, int64_t *key_off,
                   int64_t *scale_off) const {
-    const int64_t N2 = p_.geo.n2, g = task.g;
-    if (p_.attrs.layout == Layout::kTND) {
-      const int64_t row = req.key_row0 + beta * P_ + n;
-      *key_off = (row * N2 + g) * D_;
-      *scale_off = row * N2 + g;
-      return;
-    }
-    const int64_t page = p_.block_table[task.b * p_.geo.table_width + beta];
-    *key_off = p_.attrs.layout == Layout::kBBND ? ((page * P_ + n) * N2 + g) * D_ : ((page * N2 + g) * P_ + n) * D_;
-    *scale_off = (page * N2 + g) * P_ + n;
+    const KeyLocation loc =
+        p_.attrs.layout == Layout::kTND
+            ? PackedKey(req.key_row0, beta, n, task.g, P_, p_.geo.n2, D_)
+            : PagedKey(p_.attrs.layout, p_.block_table[task.b * p_.geo.table_width + beta], n, task.g, P_, p_.geo.n2, D_);
+    *key_off = loc.key;
+    *scale_off = loc.scale;
   }
 
   void ScoreBlock(const Request &req, const Task &task, int64_t beta, int64_t max_vis, int64_t rows, int64_t ldq,

@@ -1,0 +1,1 @@
+"""Reference models built on ms_msa's operators."""

@@ -1,0 +1,34 @@
+// Where key n of logical block beta of request b lives, per layout (SPEC §4 "Key addressing"), in
+// 64-bit element offsets: a cache or an output may exceed 2^31 elements.
+#pragma once
+#include <cstdint>
+
+#include "../common/msa_config.h"
+
+namespace msa {
+namespace cpu {
+
+struct KeyLocation {
+  int64_t key;    // element offset of the key row (D elements) in the key tensor
+  int64_t scale;  // element offset of its int8 dequant scale in the scale tensor
+};
+
+// Paged layouts: the physical page comes from the block table.
+inline KeyLocation PagedKey(Layout layout, int64_t page, int64_t n, int64_t g, int64_t P, int64_t N2, int64_t D) {
+  KeyLocation loc;
+  loc.key = layout == Layout::kBBND ? ((page * P + n) * N2 + g) * D : ((page * N2 + g) * P + n) * D;
+  loc.scale = (page * N2 + g) * P + n;  // scale is [NP, N2, P] for both paged layouts
+  return loc;
+}
+
+// TND: packed rows; key_row0 is the request's first row (its klen prefix).
+inline KeyLocation PackedKey(int64_t key_row0, int64_t beta, int64_t n, int64_t g, int64_t P, int64_t N2, int64_t D) {
+  const int64_t row = key_row0 + beta * P + n;
+  return {(row * N2 + g) * D, row * N2 + g};  // scale is [T2, N2] (or [T2] when N2 = 1)
+}
+
+// Element offset of output row (head, token) in the [N1, T1, W] score.
+inline int64_t OutputRow(int64_t head, int64_t token, int64_t T1, int64_t W) { return (head * T1 + token) * W; }
+
+}  // namespace cpu
+}  // namespace msa
