@@ -55,10 +55,12 @@ class MsaIndexScore(nn.Cell):
     Raises:
         TypeError: a wrong dtype (query, key, scale, index tensors, atten_mask) or attribute type.
         ValueError: a rule of SPEC §5 on shapes or attributes, before the kernel runs; on CPU also a
-            rule on tensor contents (lengths, block table), found by the kernel.
+            rule on tensor contents (lengths, block table), found by the kernel before it reads anything.
+        RuntimeError: MindSpore could not run the op (e.g. the output cannot be allocated).
 
     Supported Platforms:
-        ``CPU``
+        ``CPU`` ``Ascend`` (Ascend: the AscendC kernel of ascendc/, built with CANN; not yet run on an NPU,
+        see README "Verified where")
 
     Examples:
         >>> import numpy as np

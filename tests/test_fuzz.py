@@ -5,12 +5,12 @@ that matches the reference; never a crash, never a hang. PyNative and GRAPH_MODE
 import numpy as np
 import mindspore as ms
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ms_msa import MsaIndexScore, reference
 from ms_msa.testing import dtypes, numeric
-from ms_msa.testing.strategies import problems
+from ms_msa.testing.strategies import SETTINGS, problems
 
 TENSORS = ["query", "key", "block_table", "scale", "atten_mask", "actual_seq_qlen", "actual_seq_klen", "start_loc"]
 ODD_DTYPES = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int32",
@@ -104,18 +104,15 @@ def _run(call):
     return "accepted"
 
 
-_SETTINGS = dict(deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                        HealthCheck.filter_too_much, HealthCheck.data_too_large])
 
 
-@settings(max_examples=1500, **_SETTINGS)
+@settings(max_examples=1500, **SETTINGS)
 @given(call=malformed_calls())
 def test_fuzz_pynative(call, pynative):
     event(_run(call))
 
 
-@settings(max_examples=60, **_SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(call=malformed_calls())
 def test_fuzz_graph(call, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

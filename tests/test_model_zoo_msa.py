@@ -154,10 +154,7 @@ def test_one_dynamic_shape_graph_serves_prefill_decode_and_mixed_steps(tmp_path,
         weights = testing.random_weights(cfg, seed=16)
         driver = testing.LayerDriver(testing.build_layer(cfg, weights), num_pages=24, table_width=8, seed=17)
         # MindFormers passes its caches as plain tensors, every input with unknown dims.
-        driver.caches = tuple(ms.Tensor(c.asnumpy()) for c in driver.caches)
-        dyn = lambda rank, dtype=ms.int32: ms.Tensor(shape=[None] * rank, dtype=dtype)  # noqa: E731
-        driver.layer.set_inputs(dyn(2, ms.float32), dyn(1), dyn(1), dyn(2), dyn(1), dyn(4, ms.float32),
-                                dyn(4, ms.float32), dyn(3, ms.float32))
+        driver.use_dynamic_shapes()
         rng = np.random.default_rng(18)
         for i, step in enumerate(({"a": 40, "b": 9}, {"a": 1, "b": 1}, {"b": 3, "a": 1, "c": 17})):
             out = driver.step({rid: _hidden(rng, n) for rid, n in step.items()}, pad_to=None if i else 56)

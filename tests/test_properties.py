@@ -1,10 +1,10 @@
 """Property-based tests: random valid shapes, lengths, block tables and attributes against the numpy
 reference (SPEC §6), in PyNative and GRAPH_MODE."""
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from ms_msa import MsaIndexScore, reference
 from ms_msa.testing import numeric
-from ms_msa.testing.strategies import problems, tensors
+from ms_msa.testing.strategies import SETTINGS, problems, tensors
 
 
 def _check(problem):
@@ -14,17 +14,15 @@ def _check(problem):
     numeric.assert_accepted(out, ref, attrs["fill_value"], str(attrs))
 
 
-_SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                       HealthCheck.too_slow])
 
 
-@settings(max_examples=150, **_SETTINGS)
+@settings(max_examples=150, **SETTINGS)
 @given(problem=problems())
 def test_random_problems_pynative(problem, pynative):
     _check(problem)
 
 
-@settings(max_examples=25, **_SETTINGS)
+@settings(max_examples=25, **SETTINGS)
 @given(problem=problems())
 def test_random_problems_graph(problem, tmp_path, monkeypatch):
     import mindspore as ms

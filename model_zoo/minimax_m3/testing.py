@@ -66,6 +66,14 @@ class LayerDriver:
         self.history = {}
         self.last_metadata = None
 
+    def use_dynamic_shapes(self):
+        """Makes every layer input dynamic (as MindFormers does) and the caches plain tensors, so one
+        compiled graph serves every step."""
+        self.caches = tuple(ms.Tensor(c.asnumpy()) for c in self.caches)
+        dyn = lambda rank, dtype=ms.int32: ms.Tensor(shape=[None] * rank, dtype=dtype)  # noqa: E731
+        act = self.config.ms_dtype
+        self.layer.set_inputs(dyn(2, act), dyn(1), dyn(1), dyn(2), dyn(1), dyn(4, act), dyn(4, act), dyn(3, act))
+
     def step(self, new_hidden, pad_to=None):
         """new_hidden: {request: [n, H] array}, packed in dict order. Returns {request: [n, H] output}
         and, under the key None, the rows of the padding tokens."""

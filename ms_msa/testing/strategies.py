@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 from . import dtypes
@@ -73,3 +74,9 @@ def tensors(values, dtype, key_dtype):
     conv = {"query": dtype, "key": key_dtype, "scale": "float32", "block_table": "int32",
             "actual_seq_qlen": "int32", "actual_seq_klen": "int32", "start_loc": "int32"}
     return {k: (None if v is None else dtypes.to_tensor(v, conv[k])) for k, v in values.items() if k != "atten_mask"}
+
+
+# Deterministic runs (the same examples in CI every time), no per-example deadline: graph compiles vary.
+SETTINGS = dict(deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                       HealthCheck.filter_too_much, HealthCheck.data_too_large])
