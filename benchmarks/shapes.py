@@ -10,7 +10,7 @@ def _pages(kv_lens):
 
 
 def m3_case(name, q_lens, kv_lens, dtype, int8_key=False):
-    return Case(f"{name}-{'int8' if int8_key else dtype}", pages=_pages(kv_lens), q_lens=tuple(q_lens),
+    return Case(f"{name}-{dtype}{'-int8key' if int8_key else ''}", pages=_pages(kv_lens), q_lens=tuple(q_lens),
                 kv_lens=tuple(kv_lens), dtype=dtype, int8_key=int8_key, **M3)
 
 
