@@ -1,6 +1,5 @@
 """The Python API: Cell reuse across shapes, keywords, @ms.jit, the functional form, thread counts and
 CPU instruction-set paths (each against the reference), in PyNative and GRAPH_MODE."""
-import os
 
 import numpy as np
 import mindspore as ms

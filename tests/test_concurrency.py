@@ -3,7 +3,6 @@
 import threading
 
 import numpy as np
-import pytest
 
 from ms_msa import MsaIndexScore
 from ms_msa.testing import cases, numeric

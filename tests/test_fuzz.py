@@ -4,7 +4,6 @@ Each call must end in a TypeError/ValueError/RuntimeError whose message names th
 that matches the reference; never a crash, never a hang. PyNative and GRAPH_MODE."""
 import numpy as np
 import mindspore as ms
-import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 

@@ -7,7 +7,7 @@ import pytest
 from ms_msa import MsaIndexScore, reference
 from ms_msa.testing import numeric
 
-from _inputs import N1, T1, call, valid_args
+from _inputs import call, valid_args
 
 
 def t(x):
