@@ -7,6 +7,7 @@ import os
 
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,13 +27,22 @@ class BuildWithKernel(build_py):
         super().run()
 
 
+class BinaryDistribution(Distribution):
+    """The wheel carries a native library, so it is tagged for this platform, not py3-none-any."""
+
+    def has_ext_modules(self):
+        return True
+
+
 setup(
     name="ms_msa",
     version="0.1.0",
     description="MindSpore MsaIndexScore (MiniMax-M3 sparse attention index scoring): fused CPU and Ascend kernels",
     packages=find_packages(include=["ms_msa", "ms_msa.*"]),
-    package_data={"ms_msa": ["lib/*.so", "csrc/*/*.h", "csrc/*/*.cc", "csrc/*/*.inc"]},
+    # The build stamp travels with the library, so an installed package does not try to rebuild it.
+    package_data={"ms_msa": ["lib/*.so", "lib/*.stamp", "csrc/*/*.h", "csrc/*/*.cc", "csrc/*/*.inc"]},
     python_requires=">=3.9,<3.12",
     install_requires=["mindspore==2.10.0", "numpy<2"],
     cmdclass={"build_py": BuildWithKernel},
+    distclass=BinaryDistribution,
 )
