@@ -147,22 +147,21 @@ class MsaIndexScoreKernel {
     const int64_t rest = kvLen - static_cast<int64_t>(col) * kPageKeys;
     return rest >= kPageKeys ? kPageKeys : static_cast<uint32_t>(rest);
   }
+  // Where column `col` of request b starts: its first packed row (TND) or its physical page (paged).
+  __aicore__ inline uint64_t ColumnBase(uint32_t b, uint32_t col) const {
+    if (t_->layout == msa_tiling::kLayoutTND) {
+      return static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
+    }
+    return static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
+  }
   // Element offset of key 0 of column `col` for key head `kvHead` in the key tensor.
   __aicore__ inline uint64_t KeyOffset(uint32_t b, uint32_t col, uint32_t kvHead) const {
-    if (t_->layout == msa_tiling::kLayoutTND) {
-      const uint64_t row = static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
-      return row * t_->keyRowStride + kvHead * t_->keyHeadStride;
-    }
-    const uint64_t page = static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
-    return page * t_->keyPageStride + kvHead * t_->keyHeadStride;
+    const bool tnd = t_->layout == msa_tiling::kLayoutTND;
+    return ColumnBase(b, col) * (tnd ? t_->keyRowStride : t_->keyPageStride) + kvHead * t_->keyHeadStride;
   }
   __aicore__ inline uint64_t ScaleOffset(uint32_t b, uint32_t col, uint32_t kvHead) const {
-    if (t_->layout == msa_tiling::kLayoutTND) {
-      const uint64_t row = static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
-      return row * t_->scaleRowStride + kvHead * t_->scaleHeadStride;
-    }
-    const uint64_t page = static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
-    return page * t_->scalePageStride + kvHead * t_->scaleHeadStride;
+    const bool tnd = t_->layout == msa_tiling::kLayoutTND;
+    return ColumnBase(b, col) * (tnd ? t_->scaleRowStride : t_->scalePageStride) + kvHead * t_->scaleHeadStride;
   }
 
   // ---- Cube ----------------------------------------------------------------------------------------
