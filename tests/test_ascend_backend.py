@@ -9,6 +9,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import types
 
 import mindspore as ms
 import numpy as np
@@ -166,6 +167,58 @@ def test_token_mode_calls_for_raw_scores(pynative):
     assert start_loc.dtype == ms.int32 and start_loc.asnumpy().tolist() == [0] * len(case.q_lens)
 
 
+def _dynamic_like(tensors):
+    return [None if t is None else ms.Tensor(shape=[None] * t.ndim, dtype=t.dtype) for t in tensors]
+
+
+TOKEN_WINDOW = dict(local_window="token", init_blocks=0, local_blocks=2)
+
+
+@pytest.mark.parametrize("case_list", [
+    [_case("X-token-window-prefill"), _case("X-token-window-chunked-prefill", **TOKEN_WINDOW),
+     _case("L1-pad-mid-q0", **TOKEN_WINDOW), _case("L0-all-q0", **TOKEN_WINDOW)],
+    [_case("X-fill-value-zero-tnd"), _case("L0-tnd-all-kv0", fill_value=0.0), _case("L1-tnd-unaligned", fill_value=0.0)],
+], ids=["token-window", "fill-tnd"])
+def test_extensions_in_a_dynamic_shape_graph(case_list, tmp_path, monkeypatch):
+    """MindFormers marks every input dynamic: one compiled graph of the Ascend Cell (device call stubbed)
+    serves other token counts, including none, with the forcing and the fill computed at run time."""
+    monkeypatch.chdir(tmp_path)
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+    try:
+        first = cases.build_inputs(case_list[0])
+        cell = _ascend_cell(case_list[0])
+        cell.set_inputs(*_dynamic_like(_aclnn_args(first)))
+        for case in case_list:
+            assert case.attrs() == case_list[0].attrs()
+            inputs = cases.build_inputs(case)
+            out = cell(*_aclnn_args(inputs))
+            assert_accepted(out.asnumpy(), inputs.run_reference(), case.fill_value, case.name)
+        assert len(cell.compile_cache) == 1
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_pynative_launch_of_a_dynamic_shape_primitive(pynative, monkeypatch):
+    """In PyNative the per-pattern primitive (C++ infer-shape) hands the call to the runner when there
+    is one, else to its Python-infer twin, since PyNative shapes are always known."""
+    monkeypatch.setattr(ascend, "pyboost_runner", lambda: None)
+    attrs = _attrs.normalize(**cases.CASES_BY_NAME["L1-prefill-unaligned"].attrs())
+    prim = ascend.AclnnKernel(attrs).by_pattern[0]
+    launched = []
+    monkeypatch.setattr(ms.ops.Custom, "__call__", lambda self, *args: launched.append((self, args)) or "out")
+    args = ("q", "k", None, None, None, "qlen", "klen", None, "BBND", 3, 0, 1)
+    assert prim(*args) == "out"
+    twin, passed = launched[0]
+    assert twin is not prim and passed == args
+    assert twin.attrs["func_name"] == signature.ACLNN_OP and "cpp_infer_shape" not in twin.attrs
+    assert prim(*args) == "out" and launched[1][0] is twin  # made once
+    runner_calls = []
+    runner = types.SimpleNamespace(msa_index_score=lambda *a: runner_calls.append(a))
+    monkeypatch.setattr(ascend, "pyboost_runner", lambda: runner)
+    prim(*args)
+    assert runner_calls == [args] and len(launched) == 2
+
+
 # --- the aclnn Custom primitive, its reg_info and the header MindSpore parses ----------------------
 
 def test_reg_info_from_the_table():
@@ -297,7 +350,7 @@ def test_ascend_target_selects_the_ascend_backend(pynative, tmp_path, monkeypatc
     monkeypatch.setenv("ASCEND_CUSTOM_OPP_PATH", "")
     cell = ms_msa.MsaIndexScore(local_window="token", fill_value=0.0)
     assert isinstance(cell.score_op, ascend.AscendMsaIndexScore)
-    assert isinstance(cell.score_op.kernel, ascend.AclnnMsaIndexScore)
+    assert isinstance(cell.score_op.kernel, ascend.AclnnKernel)
     assert os.environ["ASCEND_CUSTOM_OPP_PATH"] == os.environ["MS_MSA_OPP_PATH"]
     with pytest.raises(ValueError, match="must be 128 on Ascend"):  # the Cell checks with the Ascend rules
         ms_msa.MsaIndexScore(layout_key="TND", block_size=64)

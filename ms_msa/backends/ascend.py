@@ -27,7 +27,7 @@ from mindspore.ops import CustomRegOp
 
 from .. import _lib
 from . import signature
-from .infer import MsaCustom, constant_float
+from .infer import MsaCustom, constant_float, primitives_by_pattern
 
 OPP_PATH_ENV = "MS_MSA_OPP_PATH"
 CUSTOM_OPP_ENV = "ASCEND_CUSTOM_OPP_PATH"
@@ -111,19 +111,49 @@ class AclnnMsaIndexScore(MsaCustom):
     """ops.Custom("aclnnMsaIndexScore", func_type="aot"): tensors in aclnn order, then the attributes
     as positional arguments in aclnn order. Inference runs the C++ rules with Target Ascend.
 
+    present_inputs None: Python inference only (static shapes). A presence mask: the primitive of
+    that one input pattern, whose `func` ("<libms_msa_cpu.so>:aclnnMsaIndexScore") names the
+    library holding its C++ infer-shape, aclnnMsaIndexScoreInferShape, for dynamic-shape graphs.
+    MindSpore reads only the infer-shape from that library; the kernel is the CANN package's.
+
     PyNative calls go through the CustomOpBuilder runner of aclnn_adapter/ when it builds (it skips
-    the per-call Custom overhead); GRAPH_MODE uses this primitive.
+    the per-call Custom overhead), else through the Python-infer primitive (PyNative shapes are always
+    known); GRAPH_MODE uses this primitive.
     """
 
-    def __init__(self, attrs):
-        super().__init__(signature.ACLNN_OP, attrs, _lib.TARGET_ASCEND, reg_info=aclnn_reg_info(),
+    def __init__(self, attrs, present_inputs=None, library=None):
+        func = signature.ACLNN_OP if present_inputs is None else \
+            f"{library or _lib.library_path()}:{signature.ACLNN_OP}"
+        super().__init__(func, attrs, _lib.TARGET_ASCEND, reg_info=aclnn_reg_info(), present_inputs=present_inputs,
                          attrs_as_inputs=True)
+        self._pynative_twin = None
 
-    def __call__(self, *args):
+    def __call__(self, *args):  # PyNative only: GRAPH_MODE compiles the primitive itself
         runner = pyboost_runner()
         if runner is not None:
             return runner.msa_index_score(*args)
-        return super().__call__(*args)
+        if self._msa_present is None:
+            return super().__call__(*args)
+        if self._pynative_twin is None:
+            self._pynative_twin = AclnnMsaIndexScore(self._msa_attrs)
+        return self._pynative_twin(*args)
+
+
+class AclnnKernel(nn.Cell):
+    """The device call: one AclnnMsaIndexScore per pattern of given optional inputs (as the CPU
+    backend, since the C++ infer-shape is not told which inputs are None), picked while compiling.
+    Same call signature as the primitive: 8 tensors, then the aclnn attributes."""
+
+    def __init__(self, attrs, library=None):
+        super().__init__()
+        self.by_pattern = primitives_by_pattern(lambda mask: AclnnMsaIndexScore(attrs, mask, library))
+
+    def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
+                  layout_key, sparse_mode, init_blocks, local_blocks):
+        op = self.by_pattern[signature.pattern_index(query, key, block_table, scale, atten_mask, actual_seq_qlen,
+                                                     actual_seq_klen, start_loc)]
+        return op(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
+                  layout_key, sparse_mode, init_blocks, local_blocks)
 
 
 @functools.lru_cache(maxsize=1)
@@ -218,7 +248,7 @@ class AscendMsaIndexScore(nn.Cell):
         super().__init__()
         if kernel is None:
             ensure_opp_path()
-            kernel = AclnnMsaIndexScore(attrs)
+            kernel = AclnnKernel(attrs)
         self.kernel = kernel
         self.layout_key, self.sparse_mode, self.init_blocks, self.local_blocks = kernel_attrs(attrs)
         block_size = attrs["block_size"] if attrs["layout_key"] == "TND" else _lib.constant("ascend_block_size")

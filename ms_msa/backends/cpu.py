@@ -4,7 +4,7 @@ from mindspore.ops import CustomRegOp
 
 from .. import _lib
 from . import signature
-from .infer import MsaCustom
+from .infer import MsaCustom, primitives_by_pattern
 
 KERNEL_SYMBOL = "MsaIndexScore"
 
@@ -26,12 +26,11 @@ class CpuMsaIndexScore(nn.Cell):
         func = f"{_lib.library_path()}:{KERNEL_SYMBOL}"
         # The reg_info names the op (MindSpore's C++ infer path reads it as reg_op_name); a fresh one per
         # primitive, as Custom rewrites the dict it registers.
-        self.by_pattern = tuple(
-            MsaCustom(func, attrs, _lib.TARGET_CPU, reg_info=CustomRegOp(KERNEL_SYMBOL).target("CPU").get_op_info(),
-                      present_inputs=mask)
-            for mask in signature.presence_masks())
-        # A call without a required input only needs the Python infer, which names what is missing.
-        self.by_pattern += (MsaCustom(func, attrs, _lib.TARGET_CPU),)
+        def make(mask):
+            reg_info = None if mask is None else CustomRegOp(KERNEL_SYMBOL).target("CPU").get_op_info()
+            return MsaCustom(func, attrs, _lib.TARGET_CPU, reg_info=reg_info, present_inputs=mask)
+
+        self.by_pattern = primitives_by_pattern(make)
 
     def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc):
         op = self.by_pattern[signature.pattern_index(query, key, block_table, scale, atten_mask, actual_seq_qlen,

@@ -12,6 +12,10 @@ NUM_TENSOR_INPUTS = len(signature.INPUTS)
 
 # Must equal kPresenceAttr of ms_msa/csrc/cpu/msa_index_score_infer.cc.
 PRESENCE_ATTR = "present_inputs"
+# Must equal kAclnnInferAttrPrefix of ms_msa/csrc/cpu/aot_attrs.h: the aclnn Custom's attributes named
+# like the Cell's are call arguments its C++ infer-shape does not see, so the Cell's attributes are
+# set on that primitive under these prefixed names.
+ACLNN_INFER_ATTR_PREFIX = "infer_"
 
 
 def aot_dtype_name(dtype):
@@ -85,6 +89,7 @@ class MsaCustom(ops.Custom):
     presence mask (signature.presence_masks()) of the one input pattern this primitive serves: it
     then also declares the library's C++ infer-shape (`<func>InferShape`), which MindSpore uses
     for dynamic shapes and which needs that mask because MindSpore does not list absent inputs.
+    `func` then names the library: "<path>:<symbol>".
     """
 
     def __init__(self, func, attrs, target, reg_info=None, present_inputs=None, attrs_as_inputs=False):
@@ -103,9 +108,10 @@ class MsaCustom(ops.Custom):
         out_dtype = (lambda *dtypes: check_dtypes(dtypes, self._msa_attrs, target)) if attrs_as_inputs else \
             self._infer_dtype
         super().__init__(func, out_shape, out_dtype, func_type="aot", bprop=None, reg_info=reg_info)
-        if not attrs_as_inputs:
+        if not attrs_as_inputs or present_inputs is not None:
+            prefix = ACLNN_INFER_ATTR_PREFIX if attrs_as_inputs else ""
             for name, value in attrs.items():
-                self.add_prim_attr(name, -1 if value is None and name == "max_kv_blocks" else value)
+                self.add_prim_attr(prefix + name, -1 if value is None and name == "max_kv_blocks" else value)
         if present_inputs is not None:
             self.add_prim_attr(PRESENCE_ATTR, present_inputs)
 
@@ -128,3 +134,10 @@ class MsaCustom(ops.Custom):
 
     def _infer_dtype(self, *dtypes):
         return ms.float32
+
+
+def primitives_by_pattern(make):
+    """make(mask) for every presence mask of signature.presence_masks(), then make(None) for calls
+    missing a required input (they only need the Python infer, which names what is missing); index
+    the result with signature.pattern_index."""
+    return tuple(make(mask) for mask in signature.presence_masks()) + (make(None),)

@@ -1,5 +1,7 @@
-// The primitive attributes of the CPU MsaIndexScore as MindSpore hands them to the AOT kernel and
-// to its C++ infer-shape (names = the Cell's argument names, set by ms_msa/backends/infer.py).
+// The Cell's attributes as MindSpore hands them to an AOT kernel or C++ infer-shape through the
+// primitive (set by ms_msa/backends/infer.py). On the CPU primitive they carry the Cell's argument
+// names; on the aclnn primitive, whose own attributes of those names arrive as call arguments that
+// an infer-shape does not see, the same names behind a prefix (kAclnnInferAttrPrefix).
 #pragma once
 #include <string>
 
@@ -9,22 +11,26 @@
 namespace msa {
 namespace cpu {
 
-inline Status ReadAotAttrs(mindspore::AotExtra *extra, Attrs *attrs, float *fill_value) {
+// Must equal ACLNN_INFER_ATTR_PREFIX of ms_msa/backends/infer.py.
+constexpr const char *kAclnnInferAttrPrefix = "infer_";
+
+inline Status ReadAotAttrs(mindspore::AotExtra *extra, Attrs *attrs, float *fill_value, const std::string &prefix = "",
+                           Target target = Target::kCpu) {
   Status s;
-  const std::string layout = extra->Attr<std::string>("layout_key");
-  const std::string window = extra->Attr<std::string>("local_window");
+  const std::string layout = extra->Attr<std::string>(prefix + "layout_key");
+  const std::string window = extra->Attr<std::string>(prefix + "local_window");
   if (!ParseLayout(layout.c_str(), &attrs->layout) || !ParseLocalWindow(window.c_str(), &attrs->local_window)) {
     s.kind = ErrorKind::kValue;
     s.message = "MsaIndexScore: unknown layout_key '" + layout + "' or local_window '" + window + "'";
     return s;
   }
-  attrs->sparse_mode = extra->Attr<int64_t>("sparse_mode");
-  attrs->init_blocks = extra->Attr<int64_t>("init_blocks");
-  attrs->local_blocks = extra->Attr<int64_t>("local_blocks");
-  attrs->block_size = extra->Attr<int64_t>("block_size");
-  attrs->max_kv_blocks = extra->Attr<int64_t>("max_kv_blocks");
-  attrs->target = Target::kCpu;
-  if (fill_value != nullptr) *fill_value = extra->Attr<float>("fill_value");
+  attrs->sparse_mode = extra->Attr<int64_t>(prefix + "sparse_mode");
+  attrs->init_blocks = extra->Attr<int64_t>(prefix + "init_blocks");
+  attrs->local_blocks = extra->Attr<int64_t>(prefix + "local_blocks");
+  attrs->block_size = extra->Attr<int64_t>(prefix + "block_size");
+  attrs->max_kv_blocks = extra->Attr<int64_t>(prefix + "max_kv_blocks");
+  attrs->target = target;
+  if (fill_value != nullptr) *fill_value = extra->Attr<float>(prefix + "fill_value");
   return s;
 }
 

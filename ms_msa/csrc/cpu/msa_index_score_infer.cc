@@ -1,5 +1,7 @@
-// C++ infer-shape of the CPU MsaIndexScore, which MindSpore needs for dynamic-shape graphs (the
-// Python infer only serves shapes known at compile time).
+// C++ infer-shapes of MsaIndexScore, which MindSpore needs for dynamic-shape graphs (the Python
+// infer only serves shapes known at compile time): one for the CPU kernel's Custom and one for the
+// Ascend aclnn Custom (backends/ascend.py), which names this library in its `func` although the
+// kernel it launches is aclnnMsaIndexScore of the CANN package.
 //
 // How MindSpore 2.10 calls it (custom_op_infer.cc, read in its sources): for an AOT Custom whose
 // out_shape is None (primitive attribute cpp_infer_shape), it dlopens the library named in `func`
@@ -7,7 +9,9 @@
 // compile (unknown dims are -1, an unknown rank is the one dim -2) and again before every launch
 // of a dynamic-shape kernel, with every size known. Only tensor inputs are listed: an absent
 // (None) optional input is skipped and the count is not passed, so the primitive carries the
-// presence bitmask as attribute `present_inputs` (one primitive per pattern, backends/cpu.py).
+// presence bitmask as attribute `present_inputs` (one primitive per pattern, backends/cpu.py and
+// backends/ascend.py). The aclnn Custom's trailing call arguments (layout_key, sparse_mode, ...)
+// are not tensors: whether or not MindSpore lists them, they come after the tensors and are not read.
 //
 // A failed rule is not thrown from here: MindSpore would turn it into a RuntimeError before the
 // Python infer could raise the TypeError/ValueError that names the argument. At compile time that
@@ -16,6 +20,7 @@
 // typed error.
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../common/msa_infer.h"
@@ -27,14 +32,12 @@ namespace {
 constexpr int64_t kDynamicRank = -2;
 constexpr const char *kPresenceAttr = "present_inputs";
 
-}  // namespace
-
-extern "C" MSA_EXPORT std::vector<int64_t> MsaIndexScoreInferShape(int *ndims, int64_t **shapes,
-                                                                   mindspore::AotExtra *extra) {
+std::vector<int64_t> InferScoreShape(int *ndims, int64_t **shapes, mindspore::AotExtra *extra,
+                                     const std::string &attr_prefix, msa::Target target) {
   if (extra == nullptr || !extra->HasAttr(kPresenceAttr)) {
     // Not a user error: the Custom was built without the attribute this callback depends on.
     throw std::logic_error("MsaIndexScore: the primitive lacks the 'present_inputs' attribute (build it with "
-                           "ms_msa.backends.cpu)");
+                           "ms_msa.backends)");
   }
   const auto present = static_cast<msa::PresenceMask>(extra->Attr<int64_t>(kPresenceAttr));
   if ((present & msa::kRequiredInputs) != msa::kRequiredInputs || (present & ~msa::kAllInputs) != 0) {
@@ -42,7 +45,7 @@ extern "C" MSA_EXPORT std::vector<int64_t> MsaIndexScoreInferShape(int *ndims, i
   }
 
   msa::Attrs attrs;
-  msa::Status s = msa::cpu::ReadAotAttrs(extra, &attrs, nullptr);
+  msa::Status s = msa::cpu::ReadAotAttrs(extra, &attrs, nullptr, attr_prefix, target);
   msa::TensorDesc in[msa::kNumInputs];
   bool all_known = true;
   int listed = 0;  // position in MindSpore's list, which skips absent inputs
@@ -69,4 +72,18 @@ extern "C" MSA_EXPORT std::vector<int64_t> MsaIndexScoreInferShape(int *ndims, i
     return all_known ? std::vector<int64_t>{1, 1, 1} : std::vector<int64_t>{-1, -1, -1};
   }
   return {geo.n1, geo.t1, geo.out_width};
+}
+
+}  // namespace
+
+extern "C" MSA_EXPORT std::vector<int64_t> MsaIndexScoreInferShape(int *ndims, int64_t **shapes,
+                                                                   mindspore::AotExtra *extra) {
+  return InferScoreShape(ndims, shapes, extra, "", msa::Target::kCpu);
+}
+
+// The aclnn Custom's attributes of the same names are its call arguments; the Cell's attributes
+// reach this callback behind kAclnnInferAttrPrefix. The rules are the Ascend ones.
+extern "C" MSA_EXPORT std::vector<int64_t> aclnnMsaIndexScoreInferShape(int *ndims, int64_t **shapes,
+                                                                        mindspore::AotExtra *extra) {
+  return InferScoreShape(ndims, shapes, extra, msa::cpu::kAclnnInferAttrPrefix, msa::Target::kAscend);
 }
