@@ -5,6 +5,9 @@
 // well keeps every input addressable by its IR index (msa_index_score_io.h) and gives the generated
 // aclnn interface the parameter names of the CANN operator (actualSeqQlenOptional, ...). That the
 // lengths must be given is a rule of msa::CheckArgs, checked by the tiling like every other rule.
+// No input is ValueDepend: the generated aclnn interface would then take a host aclIntArray instead
+// of the aclTensor of SPEC §8 and copy its values to the host on every call. The tiling plans from
+// shapes; the kernel reads the lengths and the block table from global memory.
 #include <cstdio>
 
 #include "msa_index_score_io.h"
@@ -61,7 +64,6 @@ class MsaIndexScore : public OpDef {
         .ParamType(OPTIONAL)
         .DataTypeList({ge::DT_INT32})
         .FormatList({ge::FORMAT_ND})
-        .ValueDepend(OPTIONAL)
         .AutoContiguous();
     this->Input("scale")
         .ParamType(OPTIONAL)
@@ -77,13 +79,11 @@ class MsaIndexScore : public OpDef {
         .ParamType(OPTIONAL)
         .DataTypeList({ge::DT_INT32})
         .FormatList({ge::FORMAT_ND})
-        .ValueDepend(OPTIONAL)
         .AutoContiguous();
     this->Input("actual_seq_klen")
         .ParamType(OPTIONAL)
         .DataTypeList({ge::DT_INT32})
         .FormatList({ge::FORMAT_ND})
-        .ValueDepend(OPTIONAL)
         .AutoContiguous();
     this->Input("start_loc")
         .ParamType(OPTIONAL)

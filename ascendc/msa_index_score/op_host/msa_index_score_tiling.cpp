@@ -9,14 +9,6 @@
 namespace optiling {
 namespace {
 
-// Lengths and the block table are read on the host (the OpDef marks them ValueDepend): the task
-// split depends on every request's query length, and the value rules must hold before the kernel
-// addresses key pages through the table.
-const int32_t *HostValues(gert::TilingContext *context, int irIndex) {
-  const gert::Tensor *tensor = context->GetOptionalInputTensor(irIndex);
-  return tensor == nullptr ? nullptr : tensor->GetData<int32_t>();
-}
-
 ge::graphStatus Fail(gert::TilingContext *context, const std::string &message) {
   std::fprintf(stderr, "[ms_msa] %s tiling failed: %s\n", context->GetNodeName(), message.c_str());
   return ge::GRAPH_FAILED;
@@ -32,8 +24,8 @@ ge::graphStatus MsaIndexScoreTilingFunc(gert::TilingContext *context) {
 
   auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
   msa_tiling::Plan plan;
-  s = msa_tiling::MakePlan(in, attrs, HostValues(context, msa::kActualSeqQlen), HostValues(context, msa::kActualSeqKlen),
-                           HostValues(context, msa::kBlockTable), platform.GetCoreNumAic(), &plan);
+  // Shapes only: the lengths and the block table stay on the device (the kernel reads and checks them).
+  s = msa_tiling::MakePlan(in, attrs, platform.GetCoreNumAic(), &plan);
   if (!s.ok()) return Fail(context, s.message);
 
   gert::TilingData *raw = context->GetRawTilingData();

@@ -1,8 +1,9 @@
 #include "tiling_logic.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "msa_config.h"
 
@@ -15,24 +16,10 @@ static_assert(kCubeRows % kVectorsPerCore == 0, "the Vector units split a task's
 
 namespace {
 
-// Cost of one computed page relative to writing one output element: a Cube product of a row
-// against 128 keys of D <= 128, its fixpipe and the Vector pass (dequant, mask, max).
-constexpr uint64_t kPageCostPerRow = 16;
-// Fixed cost of a task (scalar setup, loading the query tile, writing rows).
-constexpr uint64_t kTaskOverhead = 2048;
 // Below this much work per core, launching another core costs more than it saves.
 constexpr uint64_t kMinCostPerCore = 64 * kPageCostPerRow * kCubeRows;
 
-int64_t KvLen(const MsaIndexScoreTilingData &t, const int32_t *klen, uint32_t b) {
-  return t.layout == kLayoutTND ? static_cast<int64_t>(klen[b + 1]) - klen[b] : klen[b];
-}
-
 }  // namespace
-
-uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
-  const uint64_t rows = static_cast<uint64_t>(task.tokens) * t.foldHeads;
-  return kTaskOverhead + rows * (ComputedCols(t, task, qLen, kvLen) * kPageCostPerRow + task.cols);
-}
 
 uint32_t EstimateCores(uint64_t totalCost, uint32_t tasks, uint32_t aicCores) {
   const uint64_t byWork = std::max<uint64_t>(1, (totalCost + kMinCostPerCore - 1) / kMinCostPerCore);
@@ -106,49 +93,30 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
   t->workspacePerCore = kResultSlots * t->resultSlotBytes + t->keyStageBytes;
 }
 
-void BalanceTasks(const int32_t *qlen, const int32_t *klen, uint32_t aicCores, Plan *plan) {
-  MsaIndexScoreTilingData &t = plan->data;
-  uint32_t total = 0;
-  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, static_cast<uint32_t>(qlen[b + 1] - qlen[b]));
-  t.totalTasks = total;
-
-  // Cost prefix over the global task order; cores take contiguous runs of about equal cost.
-  uint64_t totalCost = 0;
-  std::vector<uint64_t> prefix(total + 1, 0);
-  if (total > 0) {
-    auto qlenFn = [qlen](uint32_t i) { return static_cast<int64_t>(qlen[i]); };
-    TaskCursor<decltype(qlenFn)> cursor(&t, qlenFn);
-    cursor.Seek(0);
-    for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
-      const Task task = cursor.Get();
-      const int64_t qLen = qlen[task.request + 1] - qlen[task.request];
-      totalCost += TaskCost(t, task, qLen, KvLen(t, klen, task.request));
-      prefix[i + 1] = totalCost;
-    }
-  }
-  const uint32_t cores = EstimateCores(totalCost, total, aicCores);
-  t.usedCores = cores;
-  uint32_t task = 0;
-  for (uint32_t c = 0; c <= cores; ++c) {
-    const uint64_t target = totalCost * c / cores;
-    while (task < total && prefix[task] < target) ++task;
-    t.taskBegin[c] = c == cores ? total : task;
-  }
-  plan->blockDim = cores;
-  plan->userWorkspaceBytes = t.workspacePerCore * cores;
+uint32_t MaxTasks(const MsaIndexScoreTilingData &t) {
+  // Each request's last token tile may be partial: at most B more tiles than T1 alone needs.
+  const uint64_t tokenTiles = CeilDivU(t.t1, t.tokensPerTile) + static_cast<uint64_t>(t.batch);
+  const uint64_t tasks = t.t1 == 0 ? 0 : tokenTiles * t.headGroups * t.colTiles;
+  return tasks > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(tasks);
 }
 
-msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs &attrs, const int32_t *qlen,
-                     const int32_t *klen, const int32_t *blockTable, uint32_t aicCores, Plan *plan) {
+uint64_t MaxTotalCost(const MsaIndexScoreTilingData &t) {
+  const uint64_t rows = static_cast<uint64_t>(t.t1) * t.n1;  // every (token, head) row once
+  return MaxTasks(t) * kTaskOverhead + rows * t.outWidth * (kPageCostPerRow + 1);
+}
+
+msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs &attrs, uint32_t aicCores,
+                     Plan *plan) {
   msa::Attrs ascend = attrs;
   ascend.target = msa::Target::kAscend;
   msa::Geometry geo;
   msa::Status s = msa::CheckArgs(in, ascend, &geo);
   if (!s.ok()) return s;
-  s = msa::CheckValues(geo, ascend, qlen, klen, blockTable);
-  if (!s.ok()) return s;
-  FillShapes(geo, ascend, in[msa::kKey].dtype == msa::DType::kInt8, &plan->data);
-  BalanceTasks(qlen, klen, aicCores, plan);
+  MsaIndexScoreTilingData &t = plan->data;
+  FillShapes(geo, ascend, in[msa::kKey].dtype == msa::DType::kInt8, &t);
+  t.usedCores = EstimateCores(MaxTotalCost(t), MaxTasks(t), aicCores);
+  plan->blockDim = t.usedCores;
+  plan->userWorkspaceBytes = t.workspacePerCore * t.usedCores;
   return s;
 }
 

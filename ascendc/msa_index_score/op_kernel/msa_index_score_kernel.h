@@ -12,6 +12,9 @@
 //          applies the request-mode forcing (local wins) and writes whole output rows.
 // Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
 // and waits until both have signalled), counted so that every set is waited exactly once.
+// The lengths and the block table are read here, not on the host: every core checks the lengths
+// (LengthsValid; a broken call gets NaN everywhere) and takes its own run of tasks (CoreTasks), and
+// a block whose table entry lies outside [0, NP) is never read and scores NaN.
 #ifndef MSA_INDEX_SCORE_KERNEL_H
 #define MSA_INDEX_SCORE_KERNEL_H
 
@@ -22,12 +25,15 @@ namespace msa_kernel {
 
 using namespace AscendC;
 using msa_tiling::ComputedCols;
+using msa_tiling::CoreTasks;
 using msa_tiling::kCubeRows;
 using msa_tiling::kPageKeys;
 using msa_tiling::kResultSlots;
 using msa_tiling::kTileCols;
 using msa_tiling::kVectorsPerCore;
+using msa_tiling::LengthsValid;
 using msa_tiling::MsaIndexScoreTilingData;
+using msa_tiling::RequestKvLen;
 using msa_tiling::Task;
 using msa_tiling::TaskCursor;
 using msa_tiling::VisibleEnd;
@@ -69,7 +75,7 @@ class MsaIndexScoreKernel {
     blockTableGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(blockTable));
     scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(scale));
     qlen_.gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(qlen));
-    klenGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(klen));
+    klen_.gm.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(klen));
     startLocGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(startLoc));
     scoreGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(score));
 
@@ -122,7 +128,12 @@ class MsaIndexScoreKernel {
  private:
   template <bool kCube>
   __aicore__ inline void RunTasks() {
-    const uint32_t begin = t_->taskBegin[core_], end = t_->taskBegin[core_ + 1];
+    if (!LengthsValid(*t_, qlen_, klen_)) {
+      if constexpr (!kCube) WriteNaNShare();
+      return;
+    }
+    uint32_t begin = 0, end = 0;
+    CoreTasks(*t_, qlen_, klen_, core_, t_->usedCores, &begin, &end);
     if (begin >= end) return;
     TaskCursor<GmLengths> cursor(t_, qlen_);
     cursor.Seek(begin);
@@ -138,21 +149,25 @@ class MsaIndexScoreKernel {
 
   // ---- request geometry (SPEC §4) ------------------------------------------------------------------
   __aicore__ inline int64_t QLen(uint32_t b) const { return qlen_(b + 1) - qlen_(b); }
-  __aicore__ inline int64_t KvLen(uint32_t b) const {
-    return t_->layout == msa_tiling::kLayoutTND ? klenGm_.GetValue(b + 1) - klenGm_.GetValue(b)
-                                                : static_cast<int64_t>(klenGm_.GetValue(b));
-  }
+  __aicore__ inline int64_t KvLen(uint32_t b) const { return RequestKvLen(*t_, klen_, b); }
   // Keys of column `col` that exist (the last page of a request may be partial).
   __aicore__ inline uint32_t PageKeys(int64_t kvLen, uint32_t col) const {
     const int64_t rest = kvLen - static_cast<int64_t>(col) * kPageKeys;
     return rest >= kPageKeys ? kPageKeys : static_cast<uint32_t>(rest);
   }
+  // Whether the keys of column `col` of request b may be read: TND rows lie inside the key tensor
+  // once LengthsValid holds; a paged column needs a table entry inside [0, NP).
+  __aicore__ inline bool ColumnReadable(uint32_t b, uint32_t col) const {
+    if (t_->layout == msa_tiling::kLayoutTND) return true;
+    return msa_tiling::PageInRange(*t_, blockTableGm_.GetValue(static_cast<uint64_t>(b) * t_->tableWidth + col));
+  }
   // Where column `col` of request b starts: its first packed row (TND) or its physical page (paged).
+  // Only for a ColumnReadable column.
   __aicore__ inline uint64_t ColumnBase(uint32_t b, uint32_t col) const {
     if (t_->layout == msa_tiling::kLayoutTND) {
-      return static_cast<uint64_t>(klenGm_.GetValue(b)) + static_cast<uint64_t>(col) * kPageKeys;
+      return static_cast<uint64_t>(klen_(b)) + static_cast<uint64_t>(col) * kPageKeys;
     }
-    return static_cast<uint64_t>(blockTableGm_.GetValue(b * t_->tableWidth + col));
+    return static_cast<uint64_t>(blockTableGm_.GetValue(static_cast<uint64_t>(b) * t_->tableWidth + col));
   }
   // Element offset of key 0 of column `col` for key head `kvHead` in the key tensor.
   __aicore__ inline uint64_t KeyOffset(uint32_t b, uint32_t col, uint32_t kvHead) const {
@@ -229,10 +244,12 @@ class MsaIndexScoreKernel {
     kCopy.dstNzC0Stride = kPageKeys;
     kCopy.dstNzNStride = 1;
     kCopy.dstNzMatrixStride = 0;
+    // An unreadable page is not loaded: the product is then meaningless and the Vector cores
+    // replace its scores by NaN.
     if constexpr (kInt8Key) {
       kCopy.srcDValue = d;  // widened by the Vector cores, one page after another
       DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * d], kCopy);
-    } else {
+    } else if (ColumnReadable(task.request, col)) {
       kCopy.srcDValue = t_->keyRowStride;
       DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
     }
@@ -319,6 +336,11 @@ class MsaIndexScoreKernel {
   __aicore__ inline void ReducePage(const Task &task, uint32_t c, uint32_t myTokenBegin, uint32_t myRows, int64_t qLen,
                                     int64_t kvLen, const LocalTensor<float> &result, const LocalTensor<float> &colMaxC) {
     const uint32_t col = task.colBegin + c;
+    if (!ColumnReadable(task.request, col)) {
+      Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
+      PipeBarrier<PIPE_V>();
+      return;
+    }
     if constexpr (kInt8Key) {
       LocalTensor<float> scale = scaleBuf_.Get<float>();
       LoadScale(task, col, kvLen, scale);
@@ -431,7 +453,7 @@ class MsaIndexScoreKernel {
       const uint32_t col = task.colBegin + c;
       const uint32_t keys = PageKeys(kvLen, col);
       const uint32_t first = sub_ * share;
-      if (first >= keys) continue;
+      if (first >= keys || !ColumnReadable(task.request, col)) continue;
       const uint32_t count = keys - first < share ? keys - first : share;
       LocalTensor<int8_t> raw = int8InQue_.AllocTensor<int8_t>();
       DataCopyExtParams in;
@@ -472,6 +494,28 @@ class MsaIndexScoreKernel {
     CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagKeysStaged);
   }
 
+  // A call whose lengths break a value rule: each Vector core fills its share of the whole output
+  // with NaN (nothing else is read or written).
+  __aicore__ inline void WriteNaNShare() {
+    const uint64_t total = static_cast<uint64_t>(t_->n1) * t_->t1 * t_->outWidth;
+    const uint64_t vectors = static_cast<uint64_t>(t_->usedCores) * kVectorsPerCore;
+    const uint64_t share = (total + vectors - 1) / vectors;
+    const uint64_t begin = (static_cast<uint64_t>(core_) * kVectorsPerCore + sub_) * share;
+    const uint64_t end = begin + share < total ? begin + share : total;
+    if (begin >= end) return;
+    constexpr uint32_t kChunk = kVecRows * kTileCols;  // floats of outQue_'s buffer
+    LocalTensor<float> nan = outQue_.AllocTensor<float>();
+    Duplicate(nan, static_cast<float>(__builtin_nanf("")), kChunk);
+    outQue_.EnQue(nan);
+    nan = outQue_.DeQue<float>();
+    for (uint64_t pos = begin; pos < end; pos += kChunk) {
+      const uint64_t n = end - pos < kChunk ? end - pos : kChunk;
+      DataCopyExtParams copy{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
+      DataCopyPad(scoreGm_[pos], nan, copy);
+    }
+    outQue_.FreeTensor(nan);
+  }
+
   template <HardEvent kEvent>
   __aicore__ inline void SyncPipes() {
     const event_t id = static_cast<event_t>(pipe_->FetchEventID(kEvent));
@@ -491,7 +535,7 @@ class MsaIndexScoreKernel {
   GlobalTensor<int32_t> blockTableGm_;
   GlobalTensor<float> scaleGm_;
   GmLengths qlen_;
-  GlobalTensor<int32_t> klenGm_;
+  GmLengths klen_;
   GlobalTensor<int32_t> startLocGm_;
   GlobalTensor<float> scoreGm_;
   GlobalTensor<float> resultGm_;

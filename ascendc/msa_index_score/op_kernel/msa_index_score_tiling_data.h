@@ -1,6 +1,12 @@
 // The tiling data of MsaIndexScore and the work decomposition that the host tiling and the kernel
 // must agree on, in one header that compiles on both sides.
 //
+// The tiling sees shapes only. The lengths and the block table are device tensors of the aclnn
+// interface (SPEC §8): an input declared ValueDepend would become a host aclIntArray in the
+// generated interface, and its values would be copied to the host on every call. So every core
+// reads the lengths from global memory, checks them (LengthsValid) and takes its own share of the
+// tasks (CoreTasks); the host only bounds the work to pick the number of cores.
+//
 // It lives in op_kernel/ because only that folder is shipped for the kernel's online compile, and it
 // includes nothing but <cstdint>: the host logic (op_host/tiling_logic.*) is compiled and unit-tested
 // without CANN. The struct is a plain POD (CANN's "standard C++ tiling struct"), registered on the
@@ -59,9 +65,7 @@ struct MsaIndexScoreTilingData {
   uint32_t headGroups;     // N1 / foldHeads
   uint32_t tokensPerTile;  // tokens of one task (foldHeads * tokensPerTile <= kCubeRows)
   uint32_t colTiles;       // ceil(W / kTileCols)
-  uint32_t usedCores;      // launched AI cores (block dim)
-  uint32_t totalTasks;
-  uint32_t taskBegin[kMaxCores + 1];  // core c runs tasks [taskBegin[c], taskBegin[c + 1])
+  uint32_t usedCores;      // launched AI cores (block dim); CoreTasks splits the tasks among them
 
   // Element strides of the inputs.
   uint64_t queryTokenStride;   // N1 * D
@@ -134,7 +138,7 @@ struct TaskCursor {
 
   MSA_HD TaskCursor(const MsaIndexScoreTilingData *tiling, QlenFn fn) : t(tiling), qlen(fn) {}
 
-  // Positions the cursor on global task `index` (< totalTasks).
+  // Positions the cursor on global task `index` (below the sum of the requests' TaskCount).
   MSA_HD void Seek(uint32_t index) {
     request = 0;
     for (;;) {
@@ -174,6 +178,83 @@ struct TaskCursor {
     return task;
   }
 };
+
+// Relative costs for balancing the cores. A computed page per row: a Cube product of a row against
+// 128 keys of D <= 128, its fixpipe and the Vector pass (dequant, mask, max), in units of writing
+// one output element. A task's fixed cost: scalar setup, loading the query tile, writing rows.
+constexpr uint64_t kPageCostPerRow = 16;
+constexpr uint64_t kTaskOverhead = 2048;
+
+MSA_HD uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
+  const uint64_t rows = static_cast<uint64_t>(task.tokens) * t.foldHeads;
+  return kTaskOverhead + rows * (ComputedCols(t, task, qLen, kvLen) * kPageCostPerRow + task.cols);
+}
+
+// kv length of request b: the entry (paged) or the difference of the prefix sums (TND).
+template <typename LenFn>
+MSA_HD int64_t RequestKvLen(const MsaIndexScoreTilingData &t, const LenFn &klen, uint32_t b) {
+  return t.layout == kLayoutTND ? klen(b + 1) - klen(b) : klen(b);
+}
+
+// The value rules of SPEC §5 on the lengths that the task walk and the key addressing rely on (on
+// CPU msa::CheckValues raises them). A call that breaks one gets NaN everywhere from the kernel.
+template <typename QlenFn, typename KlenFn>
+MSA_HD bool LengthsValid(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen) {
+  if (qlen(0) != 0 || qlen(t.batch) != static_cast<int64_t>(t.t1)) return false;
+  const bool tnd = t.layout == kLayoutTND;
+  if (tnd && (klen(0) < 0 || klen(t.batch) > static_cast<int64_t>(t.t2))) return false;
+  for (uint32_t b = 0; b < t.batch; ++b) {
+    if (qlen(b + 1) < qlen(b)) return false;
+    const int64_t kvLen = RequestKvLen(t, klen, b);
+    if (kvLen < 0) return false;
+    const int64_t blocks = (kvLen + kPageKeys - 1) / kPageKeys;
+    if (blocks > static_cast<int64_t>(tnd ? t.outWidth : t.tableWidth)) return false;
+  }
+  return true;
+}
+
+// Whether a block-table entry names a page of the key tensor.
+MSA_HD bool PageInRange(const MsaIndexScoreTilingData &t, int64_t page) {
+  return page >= 0 && page < static_cast<int64_t>(t.numPages);
+}
+
+// Tasks [*begin, *end) of core `core` out of `cores`: contiguous runs of the global task order of
+// about equal TaskCost (core c starts at the first task whose cost prefix reaches total * c / cores).
+// Every core computes its own run from the same lengths, so the runs tile the task order. Needs
+// LengthsValid.
+template <typename QlenFn, typename KlenFn>
+MSA_HD void CoreTasks(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen, uint32_t core,
+                      uint32_t cores, uint32_t *begin, uint32_t *end) {
+  uint32_t total = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, static_cast<uint32_t>(qlen(b + 1) - qlen(b)));
+  *begin = *end = total;
+  if (total == 0 || cores == 0 || core >= cores) return;
+  TaskCursor<QlenFn> cursor(&t, qlen);
+  uint64_t totalCost = 0;
+  cursor.Seek(0);
+  for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
+    const Task task = cursor.Get();
+    totalCost += TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+  }
+  const uint64_t low = totalCost * core / cores;
+  const uint64_t high = totalCost * (core + 1) / cores;
+  const bool last = core + 1 == cores;
+  bool begun = false;
+  uint64_t prefix = 0;  // cost of the tasks before task i
+  cursor.Seek(0);
+  for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
+    if (!begun && prefix >= low) {
+      *begin = i;
+      begun = true;
+    }
+    if (!last && prefix >= high) {
+      *end = i;
+      return;
+    }
+    const Task task = cursor.Get();
+    prefix += TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+  }
+}
 
 }  // namespace msa_tiling
 

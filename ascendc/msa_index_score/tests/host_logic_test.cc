@@ -94,9 +94,27 @@ Call MakeCall(msa::Layout layout, int64_t n1, int64_t n2, int64_t d, std::vector
   return c;
 }
 
-msa::Status Plan(Call &c, msa_tiling::Plan *plan, uint32_t cores = 24) {
-  return MakePlan(c.in, c.attrs, c.qlen.data(), c.klen.data(), c.table.empty() ? nullptr : c.table.data(), cores,
-                  plan);
+msa::Status Plan(Call &c, msa_tiling::Plan *plan, uint32_t cores = 24) { return MakePlan(c.in, c.attrs, cores, plan); }
+
+// The kernel's view of a call's lengths (GmLengths reads the same entries from global memory).
+struct Lengths {
+  const std::vector<int32_t> *v;
+  int64_t operator()(uint32_t i) const { return (*v)[i]; }
+};
+
+// The kernel's value checks on a planned call.
+bool KernelAccepts(const Call &c, const MsaIndexScoreTilingData &t) {
+  return LengthsValid(t, Lengths{&c.qlen}, Lengths{&c.klen});
+}
+
+// The shared rules' verdict on the same values (what the CPU kernel raises), Target Ascend.
+msa::Status SharedVerdict(const Call &c) {
+  msa::Attrs ascend = c.attrs;
+  ascend.target = msa::Target::kAscend;
+  msa::Geometry geo;
+  msa::Status s = msa::CheckArgs(c.in, ascend, &geo);
+  if (!s.ok()) return s;
+  return msa::CheckValues(geo, ascend, c.qlen.data(), c.klen.data(), c.table.empty() ? nullptr : c.table.data());
 }
 
 bool Contains(const std::string &text, const char *part) { return text.find(part) != std::string::npos; }
@@ -141,18 +159,53 @@ void TestAscendRules() {
   s = Plan(noScale, &plan);
   CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "'scale' is required"));
 
-  // Value rules, from the lengths and the block table the tiling reads.
+  // Value rules are the kernel's: the host plans from shapes, whatever the lengths hold.
   Call lastQ = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4, 4}, {4, 8});
   lastQ.qlen.back() = 7;
-  s = Plan(lastQ, &plan);
-  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "last entry"));
-  Call badPage = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {300}, 0, false, 4);
-  badPage.table[1] = 4;  // pages are [0, 4)
-  s = Plan(badPage, &plan);
-  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "'block_table'[0, 1] = 4"));
+  CHECK(Plan(lastQ, &plan).ok());
+  CHECK(!KernelAccepts(lastQ, plan.data));
   Call tooLong = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {300}, 2);
-  s = Plan(tooLong, &plan);
-  CHECK(s.kind == msa::ErrorKind::kValue && Contains(s.message, "only 2 columns"));
+  CHECK(Plan(tooLong, &plan).ok());
+  CHECK(!KernelAccepts(tooLong, plan.data));
+  Call fine = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4}, {300}, 0, false, 4);
+  CHECK(Plan(fine, &plan).ok());
+  CHECK(KernelAccepts(fine, plan.data));
+  // A table entry outside [0, NP) is not a length rule: that block is never read and scores NaN.
+  CHECK(PageInRange(plan.data, 0) && PageInRange(plan.data, 3));
+  CHECK(!PageInRange(plan.data, 4) && !PageInRange(plan.data, -1));
+}
+
+// The kernel's length checks agree with the shared rules (msa::CheckValues, which the CPU kernel
+// raises) on random lengths, valid and broken, over every layout.
+void TestLengthRulesAgree() {
+  uint32_t state = 12345;
+  auto next = [&state](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 8) % n;
+  };
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    const msa::Layout layout = iter % 3 == 0 ? msa::Layout::kTND : iter % 3 == 1 ? msa::Layout::kBBND
+                                                                                  : msa::Layout::kBNBD;
+    const uint32_t b = 1 + next(4);
+    std::vector<int32_t> qLens, kvLens;
+    for (uint32_t i = 0; i < b; ++i) {
+      qLens.push_back(static_cast<int32_t>(next(5)));
+      kvLens.push_back(static_cast<int32_t>(next(600)));
+    }
+    Call c = MakeCall(layout, 4, 1, 64, qLens, kvLens, 0, false, 64);
+    for (int32_t &e : c.table) e = 0;  // every entry valid: only the lengths are judged
+    msa_tiling::Plan plan;
+    if (!Plan(c, &plan).ok()) continue;
+    // Break one length entry (or none), as a caller's bug would.
+    const uint32_t which = next(4);
+    if (which == 0) c.qlen[next(static_cast<uint32_t>(c.qlen.size()))] += static_cast<int32_t>(next(7)) - 3;
+    if (which == 1) c.klen[next(static_cast<uint32_t>(c.klen.size()))] += static_cast<int32_t>(next(401)) - 200;
+    const bool shared = SharedVerdict(c).ok();
+    CHECK(KernelAccepts(c, plan.data) == shared);
+    (shared ? accepted : rejected) += 1;
+  }
+  CHECK(accepted > 300 && rejected > 300);  // both verdicts were exercised
 }
 
 // --- decomposition --------------------------------------------------------------------------------
@@ -168,18 +221,34 @@ void CheckCoverage(Call &c, const char *label) {
     return;
   }
   const MsaIndexScoreTilingData &t = plan.data;
+  CHECK(KernelAccepts(c, t));
   std::vector<int> hits(static_cast<size_t>(t.n1) * t.t1 * t.outWidth, 0);
   auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
-  uint32_t expectTotal = 0;
-  for (uint32_t b = 0; b < t.batch; ++b) expectTotal += TaskCount(t, c.qlen[b + 1] - c.qlen[b]);
-  CHECK_EQ(t.totalTasks, expectTotal);
-  if (t.totalTasks == 0) {
+  uint32_t total = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, c.qlen[b + 1] - c.qlen[b]);
+  CHECK(total <= MaxTasks(t));
+
+  // Core split, as every core computes its own: contiguous runs that tile [0, total).
+  CHECK(plan.blockDim >= 1 && plan.blockDim <= 24);
+  CHECK_EQ(t.usedCores, plan.blockDim);
+  CHECK_EQ(plan.userWorkspaceBytes, t.workspacePerCore * plan.blockDim);
+  uint32_t expectBegin = 0;
+  for (uint32_t core = 0; core < plan.blockDim; ++core) {
+    uint32_t begin = 0, end = 0;
+    CoreTasks(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim, &begin, &end);
+    CHECK_EQ(begin, expectBegin);
+    CHECK(begin <= end);
+    expectBegin = end;
+  }
+  CHECK_EQ(expectBegin, total);
+
+  if (total == 0) {
     CHECK_EQ(t.t1, 0);
     return;
   }
   TaskCursor<decltype(qlenFn)> walk(&t, qlenFn);
   walk.Seek(0);
-  for (uint32_t i = 0; i < t.totalTasks; ++i, walk.Next()) {
+  for (uint32_t i = 0; i < total; ++i, walk.Next()) {
     const Task task = walk.Get();
     TaskCursor<decltype(qlenFn)> seek(&t, qlenFn);
     seek.Seek(i);  // random access agrees with the walk the kernel does from its first task
@@ -207,14 +276,6 @@ void CheckCoverage(Call &c, const char *label) {
   for (int v : hits) exactlyOnce = exactlyOnce && v == 1;
   if (!exactlyOnce) std::fprintf(stderr, "%s: an output element is not written exactly once\n", label);
   CHECK(exactlyOnce);
-
-  // Core split: contiguous, complete, within the chip.
-  CHECK(plan.blockDim >= 1 && plan.blockDim <= 24);
-  CHECK_EQ(t.usedCores, plan.blockDim);
-  CHECK_EQ(t.taskBegin[0], 0);
-  CHECK_EQ(t.taskBegin[plan.blockDim], t.totalTasks);
-  for (uint32_t core = 0; core < plan.blockDim; ++core) CHECK(t.taskBegin[core] <= t.taskBegin[core + 1]);
-  CHECK_EQ(plan.userWorkspaceBytes, t.workspacePerCore * plan.blockDim);
 }
 
 void TestCoverage() {
@@ -341,7 +402,9 @@ void TestCoreEstimate() {
   cur.Seek(0);
   for (uint32_t core = 0; core < plan.blockDim; ++core) {
     uint64_t sum = 0;
-    for (uint32_t i = t.taskBegin[core]; i < t.taskBegin[core + 1]; ++i, cur.Next()) {
+    uint32_t begin = 0, end = 0;
+    CoreTasks(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim, &begin, &end);
+    for (uint32_t i = begin; i < end; ++i, cur.Next()) {
       const Task task = cur.Get();
       const uint64_t cost = TaskCost(t, task, 1, c.klen[task.request]);
       maxTask = std::max(maxTask, cost);
@@ -382,6 +445,7 @@ void TestPacking() {
 
 int main() {
   TestAscendRules();
+  TestLengthRulesAgree();
   TestCoverage();
   TestFoldAndStrides();
   TestComputedColsAndCost();
