@@ -121,9 +121,8 @@ class AclnnMsaIndexScore(MsaCustom):
     known); GRAPH_MODE uses this primitive.
     """
 
-    def __init__(self, attrs, present_inputs=None, library=None):
-        func = signature.ACLNN_OP if present_inputs is None else \
-            f"{library or _lib.library_path()}:{signature.ACLNN_OP}"
+    def __init__(self, attrs, present_inputs=None):
+        func = signature.ACLNN_OP if present_inputs is None else f"{_lib.library_path()}:{signature.ACLNN_OP}"
         super().__init__(func, attrs, _lib.TARGET_ASCEND, reg_info=aclnn_reg_info(), present_inputs=present_inputs,
                          attrs_as_inputs=True)
         self._pynative_twin = None
@@ -144,9 +143,9 @@ class AclnnKernel(nn.Cell):
     backend, since the C++ infer-shape is not told which inputs are None), picked while compiling.
     Same call signature as the primitive: 8 tensors, then the aclnn attributes."""
 
-    def __init__(self, attrs, library=None):
+    def __init__(self, attrs):
         super().__init__()
-        self.by_pattern = primitives_by_pattern(lambda mask: AclnnMsaIndexScore(attrs, mask, library))
+        self.by_pattern = primitives_by_pattern(lambda mask: AclnnMsaIndexScore(attrs, mask))
 
     def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
                   layout_key, sparse_mode, init_blocks, local_blocks):
