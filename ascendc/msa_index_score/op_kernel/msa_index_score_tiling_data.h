@@ -196,6 +196,12 @@ MSA_HD int64_t RequestKvLen(const MsaIndexScoreTilingData &t, const LenFn &klen,
   return t.layout == kLayoutTND ? klen(b + 1) - klen(b) : klen(b);
 }
 
+// TaskCost of `task` with its request's lengths read through the accessors.
+template <typename QlenFn, typename KlenFn>
+MSA_HD uint64_t TaskCostOf(const MsaIndexScoreTilingData &t, const Task &task, const QlenFn &qlen, const KlenFn &klen) {
+  return TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+}
+
 // The value rules of SPEC §5 on the lengths that the task walk and the key addressing rely on (on
 // CPU msa::CheckValues raises them). A call that breaks one gets NaN everywhere from the kernel.
 template <typename QlenFn, typename KlenFn>
@@ -233,8 +239,7 @@ MSA_HD void CoreTasks(const MsaIndexScoreTilingData &t, const QlenFn &qlen, cons
   uint64_t totalCost = 0;
   cursor.Seek(0);
   for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
-    const Task task = cursor.Get();
-    totalCost += TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+    totalCost += TaskCostOf(t, cursor.Get(), qlen, klen);
   }
   const uint64_t low = totalCost * core / cores;
   const uint64_t high = totalCost * (core + 1) / cores;
@@ -251,8 +256,7 @@ MSA_HD void CoreTasks(const MsaIndexScoreTilingData &t, const QlenFn &qlen, cons
       *end = i;
       return;
     }
-    const Task task = cursor.Get();
-    prefix += TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+    prefix += TaskCostOf(t, cursor.Get(), qlen, klen);
   }
 }
 
