@@ -167,10 +167,6 @@ def test_token_mode_calls_for_raw_scores(pynative):
     assert start_loc.dtype == ms.int32 and start_loc.asnumpy().tolist() == [0] * len(case.q_lens)
 
 
-def _dynamic_like(tensors):
-    return [None if t is None else ms.Tensor(shape=[None] * t.ndim, dtype=t.dtype) for t in tensors]
-
-
 TOKEN_WINDOW = dict(local_window="token", init_blocks=0, local_blocks=2)
 
 
@@ -187,7 +183,7 @@ def test_extensions_in_a_dynamic_shape_graph(case_list, tmp_path, monkeypatch):
     try:
         first = cases.build_inputs(case_list[0])
         cell = _ascend_cell(case_list[0])
-        cell.set_inputs(*_dynamic_like(_aclnn_args(first)))
+        cell.set_inputs(*cases.dynamic_like(_aclnn_args(first)))
         for case in case_list:
             assert case.attrs() == case_list[0].attrs()
             inputs = cases.build_inputs(case)

@@ -14,18 +14,6 @@ from ms_msa.testing import cases
 from ms_msa.testing.numeric import assert_accepted
 
 
-def _dynamic_like(args, static_dims=()):
-    """Placeholders for set_inputs: every dim unknown except the (arg index, dim) pairs in static_dims."""
-    out = []
-    for i, a in enumerate(args):
-        if a is None:
-            out.append(None)
-            continue
-        shape = [a.shape[d] if (i, d) in static_dims else None for d in range(a.ndim)]
-        out.append(ms.Tensor(shape=shape, dtype=a.dtype))
-    return out
-
-
 def _case(name, **changes):
     return dataclasses.replace(cases.CASES_BY_NAME[name], **changes)
 
@@ -41,7 +29,7 @@ def _dynamic_cell(case_list):
     """A Cell for the (shared) attributes of case_list, compiled for fully dynamic inputs."""
     first = cases.build_inputs(case_list[0])
     cell = ms_msa.MsaIndexScore(**first.attrs)
-    cell.set_inputs(*_dynamic_like(cases.call_args(first)))
+    cell.set_inputs(*cases.dynamic_like(cases.call_args(first)))
     return cell
 
 
@@ -103,7 +91,7 @@ def test_tnd_max_kv_blocks_fixes_the_width_of_a_dynamic_graph(tmp_path, monkeypa
     case = cases.CASES_BY_NAME["X-tnd-max-kv-blocks"]  # max_kv_blocks 40 -> W 48 whatever T2 is
     cell = ms_msa.MsaIndexScore(**case.attrs())
     inputs = cases.build_inputs(case)
-    cell.set_inputs(*_dynamic_like(cases.call_args(inputs)))
+    cell.set_inputs(*cases.dynamic_like(cases.call_args(inputs)))
     for q_lens, kv_lens in (((32, 17), (300, 130)), ((3,), (4000,))):
         small = cases.Case("tnd-w", 8, 128, 0, q_lens, kv_lens, layout="TND", max_kv_blocks=40)
         small_inputs = cases.build_inputs(small)
@@ -138,13 +126,13 @@ def test_rules_decidable_at_compile_time_still_raise_there(tmp_path, monkeypatch
     inputs = cases.build_inputs(cases.CASES_BY_NAME["L1-prefill-unaligned"])
     args = cases.call_args(inputs)
     cell = ms_msa.MsaIndexScore(**inputs.attrs)
-    dyn = _dynamic_like(args)
+    dyn = cases.dynamic_like(args)
     dyn[0] = ms.Tensor(shape=[None, None], dtype=ms.float16)  # query rank 2: known though dims are not
     cell.set_inputs(*dyn)
     with pytest.raises(ValueError, match="'query' must be a rank-3"):
         cell(ms.Tensor(np.zeros((49, 8), np.float16)), *args[1:])
     cell = ms_msa.MsaIndexScore(**inputs.attrs)
-    dyn = _dynamic_like(args)
+    dyn = cases.dynamic_like(args)
     dyn[7] = ms.Tensor(shape=[None], dtype=ms.int64)
     cell.set_inputs(*dyn)
     with pytest.raises(TypeError, match="actual_seq_klen"):

@@ -5,6 +5,7 @@ import math
 from typing import Optional, Tuple
 
 import numpy as np
+import mindspore as ms
 
 from . import dtypes
 
@@ -215,3 +216,8 @@ CALL_ORDER = ("query", "key", "start_loc", "block_table", "scale", "atten_mask",
 def call_args(inputs):
     """The tensors in MsaIndexScore.construct's positional order."""
     return [inputs.tensors[k] for k in CALL_ORDER]
+
+
+def dynamic_like(args):
+    """Placeholders for Cell.set_inputs: every dim of every tensor unknown (None stays None)."""
+    return [None if a is None else ms.Tensor(shape=[None] * a.ndim, dtype=a.dtype) for a in args]
