@@ -199,13 +199,15 @@ def test_pynative_launch_of_a_dynamic_shape_primitive(pynative, monkeypatch):
     is one, else to its Python-infer twin, since PyNative shapes are always known."""
     monkeypatch.setattr(ascend, "pyboost_runner", lambda: None)
     attrs = _attrs.normalize(**cases.CASES_BY_NAME["L1-prefill-unaligned"].attrs())
-    prim = ascend.AclnnKernel(attrs).by_pattern[0]
+    kernel = ascend.AclnnKernel(attrs)
+    prim = kernel.by_pattern[0]
     launched = []
     monkeypatch.setattr(ms.ops.Custom, "__call__", lambda self, *args: launched.append((self, args)) or "out")
     args = ("q", "k", None, None, None, "qlen", "klen", None, "BBND", 3, 0, 1)
     assert prim(*args) == "out"
     twin, passed = launched[0]
     assert twin is not prim and passed == args
+    assert twin is kernel.by_pattern[-1]  # the kernel's own Python-infer primitive
     assert twin.attrs["func_name"] == signature.ACLNN_OP and "cpp_infer_shape" not in twin.attrs
     assert prim(*args) == "out" and launched[1][0] is twin  # made once
     runner_calls = []

@@ -121,20 +121,20 @@ class AclnnMsaIndexScore(MsaCustom):
     known); GRAPH_MODE uses this primitive.
     """
 
-    def __init__(self, attrs, present_inputs=None):
+    def __init__(self, attrs, present_inputs=None, pynative_twin=None):
+        """pynative_twin: the Python-infer primitive of the same attributes that takes this one's
+        PyNative calls when there is no runner (required with present_inputs)."""
         func = signature.ACLNN_OP if present_inputs is None else f"{_lib.library_path()}:{signature.ACLNN_OP}"
         super().__init__(func, attrs, _lib.TARGET_ASCEND, reg_info=aclnn_reg_info(), present_inputs=present_inputs,
                          attrs_as_inputs=True)
-        self._pynative_twin = None
+        self._pynative_twin = pynative_twin
 
     def __call__(self, *args):  # PyNative only: GRAPH_MODE compiles the primitive itself
         runner = pyboost_runner()
         if runner is not None:
             return runner.msa_index_score(*args)
-        if self._msa_present is None:
-            return super().__call__(*args)
         if self._pynative_twin is None:
-            self._pynative_twin = AclnnMsaIndexScore(self._msa_attrs)
+            return super().__call__(*args)
         return self._pynative_twin(*args)
 
 
@@ -145,7 +145,9 @@ class AclnnKernel(nn.Cell):
 
     def __init__(self, attrs):
         super().__init__()
-        self.by_pattern = primitives_by_pattern(lambda mask: AclnnMsaIndexScore(attrs, mask))
+        static = AclnnMsaIndexScore(attrs)  # also the PyNative twin of every pattern primitive
+        self.by_pattern = primitives_by_pattern(
+            lambda mask: static if mask is None else AclnnMsaIndexScore(attrs, mask, static))
 
     def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
                   layout_key, sparse_mode, init_blocks, local_blocks):
