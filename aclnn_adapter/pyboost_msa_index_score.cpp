@@ -65,6 +65,7 @@ ms::Tensor msa_index_score(const ms::Tensor &query, const ms::Tensor &key, const
                                           start_loc};
   msa::TensorDesc in[msa::kNumInputs];
   for (int i = 0; i < msa::kNumInputs; ++i) in[i] = Describe(all[i]);
+  attrs.scale_layout = msa::AclnnScaleLayout(in[msa::kScale]);  // as the aclnn interface reads it
   msa::Geometry geo;
   const msa::Status s = msa::CheckArgs(in, attrs, &geo);
   if (!s.ok()) Raise(s);

@@ -23,6 +23,12 @@ BUILD_DIR="$HERE/build"
 INSTALL=1
 CHECK_ONLY=0
 SOC="ascend910b"  # msopgen's compute unit; the presets add ascend910_93 (Atlas A3)
+# The kernel orders the Cube's M and FIX pipes with HardEvent::M_FIX / FIX_M, which CANN documents as
+# supported from 8.2.RC1 on.
+MIN_CANN="8.2.RC1"
+# msopgen's -f: MindSpore calls the generated aclnn API, so no framework adapter (msopgen's default
+# builds a TensorFlow plugin); "aclnn" would build the op API library without the installable .run.
+FRAMEWORK="pytorch"
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -53,6 +59,37 @@ fi
 for tool in cmake make python3; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
+# The toolkit's version, from <toolkit>/<arch>-linux/ascend_toolkit_install.info ("version=8.2.RC1").
+if [ -n "$CANN_HOME" ] && [ -d "$CANN_HOME" ] && command -v python3 >/dev/null 2>&1; then
+  INFO="$CANN_HOME/$(uname -m)-linux/ascend_toolkit_install.info"
+  if [ ! -f "$INFO" ]; then
+    missing+=("the CANN version: no $INFO (CANN >= $MIN_CANN is required)")
+  elif ! VERSION_ERROR="$(python3 - "$INFO" "$MIN_CANN" <<'PY'
+import re, sys
+
+def key(text):
+    # 8.2.RC1 < 8.2.RC2 < 8.2.0 (the release after its candidates) < 8.3.RC1; a suffix such as
+    # ".alpha002" ranks below the plain version.
+    m = re.match(r"(\d+)\.(\d+)\.(?:RC(\d+)|(\d+))(?:\.(\w+))?$", text.strip(), re.I)
+    if m is None:
+        return None
+    major, minor, rc, patch, suffix = m.groups()
+    stage = (0, int(rc)) if rc is not None else (1, int(patch))
+    return (int(major), int(minor)) + stage + ((0,) if suffix else (1,))
+
+info, minimum = sys.argv[1:3]
+found = next((line.split("=", 1)[1].strip() for line in open(info) if line.startswith("version=")), "")
+if key(found) is None:
+    print(f"the CANN version: '{found}' in {info} is not a version (CANN >= {minimum} is required)")
+    sys.exit(1)
+if key(found) < key(minimum):
+    print(f"CANN >= {minimum} (HardEvent::M_FIX / FIX_M); this toolkit is {found}")
+    sys.exit(1)
+PY
+)"; then
+    missing+=("$VERSION_ERROR")
+  fi
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   {
     echo "ascendc/build.sh: cannot build the Ascend package of ms_msa; missing:"
@@ -68,7 +105,7 @@ PROJECT="$BUILD_DIR/MsaIndexScore"
 rm -rf "$PROJECT"
 mkdir -p "$BUILD_DIR"
 chmod 755 "$BUILD_DIR"  # msopgen refuses other permissions on its output folder
-"$MSOPGEN" gen -i "$OP_DIR/msa_index_score.json" -c "ai_core-$SOC" -lan cpp -out "$PROJECT"
+"$MSOPGEN" gen -i "$OP_DIR/msa_index_score.json" -f "$FRAMEWORK" -c "ai_core-$SOC" -lan cpp -out "$PROJECT"
 
 # Replace the generated op sources with ours. Shared rules are copied, not forked: they stay
 # single-sourced in ms_msa/csrc/common. Sources are renamed .cpp, the extension the generated

@@ -14,6 +14,7 @@ DEFAULTS = {
     "fill_value": float("-inf"),
     "block_size": 128,
     "max_kv_blocks": None,
+    "scale_layout": "auto",
 }
 
 ATTR_ORDER = tuple(DEFAULTS)
@@ -35,8 +36,9 @@ def _str(name, value):
 
 
 def normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, fill_value, block_size,
-              max_kv_blocks):
-    """Returns the attribute dict (layout_key upper-cased, local_window lower-cased) or raises TypeError."""
+              max_kv_blocks, scale_layout="auto"):
+    """Returns the attribute dict (layout_key and scale_layout upper-cased, local_window and "auto"
+    lower-cased) or raises TypeError."""
     if isinstance(fill_value, bool) or not isinstance(fill_value, numbers.Real):
         raise TypeError(f"MsaIndexScore: 'fill_value' must be a float, got {type(fill_value).__name__}")
     fill = float(fill_value)
@@ -51,4 +53,9 @@ def normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, 
         "fill_value": fill,
         "block_size": _int("block_size", block_size),
         "max_kv_blocks": _int("max_kv_blocks", max_kv_blocks, allow_none=True),
+        "scale_layout": _scale_layout(_str("scale_layout", scale_layout)),
     }
+
+
+def _scale_layout(text):
+    return "auto" if text.lower() == "auto" else text.upper()

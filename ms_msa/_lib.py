@@ -28,6 +28,7 @@ class _AttrsC(ctypes.Structure):
         ("block_size", ctypes.c_int64),
         ("max_kv_blocks", ctypes.c_int64),
         ("target", ctypes.c_int32),
+        ("scale_layout", ctypes.c_char_p),
     ]
 
 
@@ -70,7 +71,8 @@ def _attrs_c(attrs, target):
         attrs["layout_key"].encode() if isinstance(attrs["layout_key"], str) else None,
         attrs["local_window"].encode() if isinstance(attrs["local_window"], str) else None,
         attrs["sparse_mode"], attrs["init_blocks"], attrs["local_blocks"], attrs["block_size"],
-        -1 if attrs["max_kv_blocks"] is None else attrs["max_kv_blocks"], target)
+        -1 if attrs["max_kv_blocks"] is None else attrs["max_kv_blocks"], target,
+        attrs.get("scale_layout", "auto").encode())
 
 
 def _raise(code, msg):

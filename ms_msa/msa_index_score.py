@@ -35,6 +35,9 @@ class MsaIndexScore(nn.Cell):
         block_size (int): tokens per block for TND keys (paged keys take P from their shape). Default: ``128``.
         max_kv_blocks (int): TND only, output width before rounding; None = ceil(T2 / block_size).
             Default: ``None``.
+        scale_layout (str): paged layouts: the order of an int8 key's `scale`, "BNB" [NP, N2, P], "BBN"
+            [NP, P, N2] (CANN's order) or "auto" (told apart by the shape; a [NP, X, X] scale with
+            N2 = P = X is then ambiguous and a ValueError asks for "BNB" or "BBN"). Default: ``"auto"``.
 
     Inputs:
         - **query** (Tensor) - [T1, N1, D], float16/bfloat16 (CPU also float32, float8_e4m3fn, float8_e5m2).
@@ -43,7 +46,7 @@ class MsaIndexScore(nn.Cell):
           required for local_window "request" with local_blocks > 0.
         - **block_table** (Tensor, optional) - [B, MB] int32; required for BBND/BNBD, None for TND.
         - **scale** (Tensor, optional) - float32 per-token dequant scale of an int8 key
-          ([NP, N2, P] paged, [T2, N2] or [T2] TND).
+          ([NP, N2, P] or [NP, P, N2] paged, see `scale_layout`; [T2, N2] or [T2] TND).
         - **atten_mask** (Tensor, optional) - int8 [2048, 2048], accepted for the CANN interface, never read.
         - **actual_seq_qlen** (Tensor) - [B+1] int32 prefix sums of the query lengths.
         - **actual_seq_klen** (Tensor) - int32, [B] kv lengths (paged) or [B+1] prefix sums (TND).
@@ -76,10 +79,10 @@ class MsaIndexScore(nn.Cell):
     """
 
     def __init__(self, layout_key="BBND", sparse_mode=3, init_blocks=0, local_blocks=1, local_window="request",
-                 fill_value=float("-inf"), block_size=128, max_kv_blocks=None):
+                 fill_value=float("-inf"), block_size=128, max_kv_blocks=None, scale_layout="auto"):
         super().__init__()
         attrs = _attrs.normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, fill_value,
-                                 block_size, max_kv_blocks)
+                                 block_size, max_kv_blocks, scale_layout)
         target = _lib.TARGET_CPU if backends.device_target() == "CPU" else _lib.TARGET_ASCEND
         _lib.check_attrs(attrs, target)
         self.layout_key = attrs["layout_key"]
@@ -90,6 +93,7 @@ class MsaIndexScore(nn.Cell):
         self.fill_value = attrs["fill_value"]
         self.block_size = attrs["block_size"]
         self.max_kv_blocks = attrs["max_kv_blocks"]
+        self.scale_layout = attrs["scale_layout"]
         self.score_op = backends.make_primitive(attrs)
         self._recoveries = 0
         self._base_phase = self.phase
@@ -121,7 +125,7 @@ class MsaIndexScore(nn.Cell):
     def extend_repr(self):
         return (f"layout_key={self.layout_key}, sparse_mode={self.sparse_mode}, init_blocks={self.init_blocks}, "
                 f"local_blocks={self.local_blocks}, local_window={self.local_window}, fill_value={self.fill_value}, "
-                f"block_size={self.block_size}, max_kv_blocks={self.max_kv_blocks}")
+                f"block_size={self.block_size}, max_kv_blocks={self.max_kv_blocks}, scale_layout={self.scale_layout}")
 
 
 def translate_kernel_error(err):
@@ -144,12 +148,12 @@ def _cell_for(device_target, *attr_values):
 def msa_index_score(query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
                     actual_seq_qlen=None, actual_seq_klen=None, *, layout_key="BBND", sparse_mode=3,
                     init_blocks=0, local_blocks=1, local_window="request", fill_value=float("-inf"),
-                    block_size=128, max_kv_blocks=None):
+                    block_size=128, max_kv_blocks=None, scale_layout="auto"):
     """Functional form of :class:`MsaIndexScore` (same arguments; attributes are keyword-only).
 
     Cells are cached per attribute set. Inside a GRAPH_MODE `construct`, build a MsaIndexScore Cell
     in `__init__` instead.
     """
     cell = _cell_for(backends.device_target(), layout_key, sparse_mode, init_blocks, local_blocks, local_window,
-                     fill_value, block_size, max_kv_blocks)
+                     fill_value, block_size, max_kv_blocks, scale_layout)
     return cell(query, key, start_loc, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen)

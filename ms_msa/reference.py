@@ -29,9 +29,11 @@ def output_width(layout_key, block_table, key_rows, block_size, max_kv_blocks):
 class _Keys:
     """k~[j, h_kv] of request b: the dequantised key of the request's j-th token (SPEC §1, §4 addressing)."""
 
-    def __init__(self, key, scale, layout_key, block_table, block_size, klen):
+    def __init__(self, key, scale, layout_key, block_table, block_size, klen, scale_bbn):
         self.key = np.asarray(key, np.float64)
         self.scale = None if scale is None else np.asarray(scale, np.float64)
+        if scale_bbn:  # [NP, P, N2] -> [NP, N2, P]
+            self.scale = self.scale.transpose(0, 2, 1)
         self.layout = layout_key
         self.block_table = block_table
         self.P = block_size
@@ -62,11 +64,29 @@ class _Keys:
         return np.array(rows, np.float64).reshape(count, self.key.shape[-1])
 
 
+def _scale_is_bbn(key, scale, layout_key, scale_layout):
+    """Whether a paged scale is [NP, P, N2] (SPEC §2: [NP, N2, P] or CANN's [NP, P, N2])."""
+    key_shape = np.shape(key)
+    if layout_key == "BBND":
+        P, N2 = key_shape[1], (1 if len(key_shape) == 3 else key_shape[2])
+    else:
+        N2, P = key_shape[1], key_shape[2]
+    order = scale_layout.upper()
+    if order == "AUTO":
+        if N2 == P:
+            raise ValueError("scale is ambiguous when N2 == P: pass scale_layout 'BNB' or 'BBN'")
+        return tuple(np.shape(scale)[1:]) == (P, N2)
+    return order == "BBN"
+
+
 def msa_index_score(query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
                     actual_seq_qlen=None, actual_seq_klen=None, *, layout_key="BBND", sparse_mode=3,
                     init_blocks=0, local_blocks=1, local_window="request", fill_value=float("-inf"),
-                    block_size=128, max_kv_blocks=None):
-    """Returns the [N1, T1, W] float64 scores of SPEC §4. atten_mask is never read (as in the operator)."""
+                    block_size=128, max_kv_blocks=None, scale_layout="auto"):
+    """Returns the [N1, T1, W] float64 scores of SPEC §4. atten_mask is never read (as in the operator).
+
+    scale_layout ("auto", "BNB", "BBN") tells the order of a paged int8 scale as the Cell's attribute does.
+    """
     layout_key = layout_key.upper()
     local_window = local_window.lower()
     q = np.asarray(query, np.float64)
@@ -75,7 +95,8 @@ def msa_index_score(query, key, start_loc=None, block_table=None, scale=None, at
     klen = np.asarray(actual_seq_klen, np.int64)
     B = len(qlen) - 1
     paged = layout_key != "TND"
-    keys = _Keys(key, scale, layout_key, block_table, block_size, klen)
+    keys = _Keys(key, scale, layout_key, block_table, block_size, klen,
+                 paged and scale is not None and _scale_is_bbn(key, scale, layout_key, scale_layout))
     if paged:
         P = keys.key.shape[1] if layout_key == "BBND" else keys.key.shape[2]
         keys.P = P

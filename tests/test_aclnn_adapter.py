@@ -121,3 +121,54 @@ def test_build_with_cann(tmp_path):
     res = subprocess.run(["bash", os.path.join(REPO, "ascendc", "build.sh"), "--no-install", "--build-dir",
                           str(tmp_path)], capture_output=True, text=True, timeout=3600)
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-4000:]
+
+
+def _fake_cann(tmp_path, version):
+    """A toolkit folder with only a version file and an msopgen that records its arguments and fails."""
+    home = tmp_path / "cann"
+    (home / f"{os.uname().machine}-linux").mkdir(parents=True)
+    (home / f"{os.uname().machine}-linux" / "ascend_toolkit_install.info").write_text(f"package_name=Ascend-cann-toolkit\nversion={version}\n")
+    tool = home / "python" / "site-packages" / "bin" / "msopgen"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/msopgen_args\nexit 3\n")
+    tool.chmod(0o755)
+    return dict(os.environ, ASCEND_HOME_PATH=str(home), PATH="/usr/bin:/bin")
+
+
+@pytest.mark.parametrize("version", ["8.1.RC1", "8.0.0", "8.2.RC1.alpha002", "seven"])
+def test_build_requires_cann_8_2_rc1(tmp_path, version):
+    res = subprocess.run(["bash", os.path.join(REPO, "ascendc", "build.sh"), "--check"], capture_output=True,
+                         text=True, env=_fake_cann(tmp_path, version), timeout=60)
+    assert res.returncode == 2 and "8.2.RC1" in res.stderr and version in res.stderr
+
+
+@pytest.mark.parametrize("version", ["8.2.RC1", "8.2.0", "8.5.0", "9.0.RC1"])
+def test_build_accepts_cann_from_8_2_rc1(tmp_path, version):
+    res = subprocess.run(["bash", os.path.join(REPO, "ascendc", "build.sh"), "--check"], capture_output=True,
+                         text=True, env=_fake_cann(tmp_path, version), timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+def test_msopgen_gets_the_framework_flag(tmp_path):
+    # MindSpore calls the aclnn API: no framework plugin (msopgen's default is TensorFlow's).
+    res = subprocess.run(["bash", os.path.join(REPO, "ascendc", "build.sh"), "--no-install", "--build-dir",
+                          str(tmp_path / "build")], capture_output=True, text=True,
+                         env=_fake_cann(tmp_path, "8.2.RC1"), timeout=60)
+    assert res.returncode != 0  # the fake msopgen fails
+    args = (tmp_path / "msopgen_args").read_text().split()
+    assert args[args.index("-f") + 1] == "pytorch" and args[0] == "gen"
+
+
+def test_host_code_logs_through_cann(tmp_path):
+    """op_host logs errors with CANN's host log (msa_host_log.h), never stdio of its own."""
+    op_host = os.path.join(REPO, "ascendc", "msa_index_score", "op_host")
+    for name in os.listdir(op_host):
+        if name.endswith((".cpp", ".cc")) or name in ("msa_index_score_io.h", "tiling_logic.h"):
+            assert "printf(" not in _read("ascendc", "msa_index_score", "op_host", name), name
+    # Without CANN's asc_cpu_log.h the header still compiles and reports on stderr.
+    src = tmp_path / "log.cc"
+    src.write_text('#include "msa_host_log.h"\nint main() { MSA_HOST_LOG_ERROR("node", "tiling", "why"); }\n')
+    exe = tmp_path / "log"
+    subprocess.run(["g++", "-std=c++17", f"-I{op_host}", str(src), "-o", str(exe)], check=True, timeout=120)
+    res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    assert res.stderr.strip() == "[ms_msa] node tiling failed: why"

@@ -199,10 +199,38 @@ def test_scale_dtype(mode):
             scale=t(np.ones((NP, N2, P), np.float16)))
 
 
-@pytest.mark.parametrize("shape", [(NP, P, N2), (NP, N2), (NP, N2, P, 1)])
+@pytest.mark.parametrize("shape", [(NP, P, N2 + 1), (NP, N2), (NP, N2, P, 1), (NP + 1, N2, P)])
 def test_scale_shape_paged(shape, mode):
     _expect(ValueError, "'scale' with layout_key BBND", key=t(np.zeros((NP, P, N2, D), np.int8)),
             scale=t(np.ones(shape, np.float32)))
+
+
+@pytest.mark.parametrize("order, shape", [("BNB", (NP, P, N2)), ("BBN", (NP, N2, P))])
+def test_scale_shape_against_scale_layout(order, shape, mode):
+    _expect(ValueError, f"'scale' with scale_layout '{order}'", {"scale_layout": order},
+            key=t(np.zeros((NP, P, N2, D), np.int8)), scale=t(np.ones(shape, np.float32)))
+
+
+def test_scale_ambiguous_when_n2_equals_p(mode):
+    # N2 == P: [NP, N2, P] and [NP, P, N2] are one shape; the error says how to choose.
+    _expect(ValueError, "ambiguous when N2 = P.*scale_layout='BNB'.*scale_layout='BBN'", {"local_blocks": 0},
+            query=t(np.zeros((T1, P, D), np.float16)), key=t(np.zeros((NP, P, P, D), np.int8)),
+            scale=t(np.ones((NP, P, P), np.float32)))
+
+
+@pytest.mark.parametrize("attrs, exc, match", [
+    ({"scale_layout": "NPB"}, ValueError, "'scale_layout'"),
+    ({"scale_layout": "BBN", "layout_key": "TND"}, ValueError, "'scale_layout' is for the paged layouts"),
+    ({"scale_layout": None}, TypeError, "'scale_layout'"),
+])
+def test_scale_layout_attribute(attrs, exc, match, mode):
+    with pytest.raises(exc, match=match):
+        MsaIndexScore(**attrs)
+
+
+def test_scale_layout_is_case_insensitive(mode):
+    assert MsaIndexScore(scale_layout="bbn").scale_layout == "BBN"
+    assert MsaIndexScore(scale_layout="AUTO").scale_layout == "auto"
 
 
 @pytest.mark.parametrize("shape", [(60,), (60, N2 + 1), (59, N2)])

@@ -38,9 +38,14 @@ class CpuStandIn(nn.Cell):
         attrs = dict(zip(signature.ACLNN_ATTR_NAMES, kernel_attrs), local_window="request", fill_value=float("-inf"),
                      block_size=block_size, max_kv_blocks=None)
         self.cpu = cpu.CpuMsaIndexScore(attrs)
+        # The aclnn interface has no scale_layout: it reads a [NP, X, X] scale (N2 = P) as [NP, N2, P].
+        self.cpu_square_scale = cpu.CpuMsaIndexScore(dict(attrs, scale_layout="BNB"))
 
     def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
                   layout_key, sparse_mode, init_blocks, local_blocks):
+        if scale is not None and scale.ndim == 3 and scale.shape[1] == scale.shape[2]:
+            return self.cpu_square_scale(query, key, block_table, scale, atten_mask, actual_seq_qlen,
+                                         actual_seq_klen, start_loc)
         return self.cpu(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc)
 
 
@@ -71,6 +76,9 @@ COMPOSED_CASES = [
     _case("L1-decode-lq1", local_window="token", fill_value=-3.5),
     _case("X-bf16-int8", local_window="token", init_blocks=1, local_blocks=1, fill_value=0.0),
     _case("L1-bnbd-int8", fill_value=-1e30),
+    _case("X-int8-scale-bbn"),  # told apart by shape: passed as it is
+    _case("X-gqa-int8-scale-bbn-bnbd"),  # named BBN: transposed before the kernel
+    _case("X-int8-scale-bbn-n2-eq-p-128"),  # N2 = P: only the transpose makes the kernel read it right
     _case("L1-prefill-unaligned"),  # request mode, -inf: nothing to add
 ]
 

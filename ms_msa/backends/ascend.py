@@ -12,7 +12,10 @@ the path yourself). The vendor directory is, first found wins:
 Around the kernel (plain MindSpore ops, `ScoreExtensions`, which also run on CPU):
   * local_window="token": the kernel runs with init_blocks = local_blocks = 0 (raw scores) and the
     token-mode forcing of SPEC §4 is applied from each token's visible block count;
-  * fill_value other than -inf: the kernel's fill (-inf where a block has no visible key) is replaced.
+  * fill_value other than -inf: the kernel's fill (-inf where a block has no visible key) is replaced;
+  * scale_layout="BBN": the aclnn interface tells the two paged scale orders apart by shape and reads a
+    [NP, X, X] scale (N2 = P) as [NP, N2, P], so a scale declared [NP, P, N2] is transposed first (one
+    copy of the scale per call; "auto" passes either unambiguous order to the kernel as it is).
 The aclnn interface requires an int8 [2048, 2048] atten_mask with sparse_mode 3: one is supplied when
 the caller gives none (the kernel never reads it), and start_loc, which token mode does not need, is
 passed as zeros when omitted.
@@ -247,9 +250,12 @@ class AscendMsaIndexScore(nn.Cell):
 
     def __init__(self, attrs, kernel=None):
         super().__init__()
+        # A BBN scale reaches the kernel transposed to BNB, and the kernel's inference is told so.
+        self.transpose_scale = attrs.get("scale_layout") == "BBN"
+        kernel_cell_attrs = dict(attrs, scale_layout="BNB") if self.transpose_scale else attrs
         if kernel is None:
             ensure_opp_path()
-            kernel = AclnnKernel(attrs)
+            kernel = AclnnKernel(kernel_cell_attrs)
         self.kernel = kernel
         self.layout_key, self.sparse_mode, self.init_blocks, self.local_blocks = kernel_attrs(attrs)
         block_size = attrs["block_size"] if attrs["layout_key"] == "TND" else _lib.constant("ascend_block_size")
@@ -264,6 +270,8 @@ class AscendMsaIndexScore(nn.Cell):
             atten_mask = self.default_mask
         if start_loc is None:
             start_loc = ops.zeros_like(actual_seq_qlen[1:])
+        if self.transpose_scale and scale is not None:
+            scale = ops.transpose(scale, (0, 2, 1))
         score = self.kernel(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
                             self.layout_key, self.sparse_mode, self.init_blocks, self.local_blocks)
         return self.extensions(score, actual_seq_qlen, actual_seq_klen)

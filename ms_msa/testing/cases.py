@@ -32,11 +32,13 @@ class Case:
     fill_value: float = float("-inf")
     max_kv_blocks: Optional[int] = None
     key_rank3: bool = False          # BBND key as [NP, P, D] (N2 = 1)
+    scale_order: str = "BNB"         # paged int8 scale built as [NP, N2, P] ("BNB") or [NP, P, N2] ("BBN")
+    scale_layout: str = "auto"       # the Cell attribute
 
     def attrs(self):
         return dict(layout_key=self.layout, sparse_mode=self.sparse_mode, init_blocks=self.init_blocks,
                     local_blocks=self.local_blocks, local_window=self.local_window, fill_value=self.fill_value,
-                    block_size=self.block_size, max_kv_blocks=self.max_kv_blocks)
+                    block_size=self.block_size, max_kv_blocks=self.max_kv_blocks, scale_layout=self.scale_layout)
 
 
 def _c(name, heads, d, pages, q, kv, start=None, **kw):
@@ -132,6 +134,17 @@ EXTENSION_CASES = [
     _c("X-m3-decode-bf16-d100", 4, 100, 40, (1, 1, 1), (4001, 129, 7), dtype="bfloat16", local_window="token"),
     _c("X-gqa-decode-fp16", 4, 64, 20, (1, 2), (777, 300), kv_heads=2),
     _c("X-decode-fp32-int8-tnd", 4, 40, 0, (1, 1), (333, 65), dtype="float32", int8_key=True, layout="TND"),
+    # int8 scales in CANN's [NP, P, N2] ("BBN") order: told apart by shape, or named when N2 == P
+    _c("X-int8-scale-bbn", **UNALIGNED, int8_key=True, scale_order="BBN"),
+    _c("X-gqa-int8-scale-bbn-bnbd", **UNALIGNED, kv_heads=4, layout="BNBD", int8_key=True, scale_order="BBN",
+       scale_layout="BBN"),
+    _c("X-bf16-int8-scale-bbn-gqa", **UNALIGNED, dtype="bfloat16", kv_heads=2, int8_key=True, scale_order="BBN"),
+    _c("X-int8-scale-bbn-n2-eq-p", 16, 32, 6, (9, 4), (40, 70), (2, 4), int8_key=True, kv_heads=16, block_size=16,
+       scale_order="BBN", scale_layout="BBN"),
+    _c("X-int8-scale-bbn-n2-eq-p-128", 128, 16, 3, (3, 2), (200, 100), (1, 0), int8_key=True, kv_heads=128,
+       scale_order="BBN", scale_layout="BBN"),
+    _c("X-int8-scale-bnb-n2-eq-p", 16, 32, 6, (9, 4), (40, 70), (2, 4), int8_key=True, kv_heads=16, block_size=16,
+       layout="BNBD", scale_layout="BNB"),
 ]
 
 ALL_CASES = SPEC_CASES + EXTENSION_CASES
@@ -194,7 +207,8 @@ def build_inputs(case, seed=0):
             key = key[:, :, 0, :]
         values["key"] = key
         if case.int8_key:
-            values["scale"] = rng.uniform(1e-3, 2e-2, (case.pages, N2, P)).astype(np.float32).astype(np.float64)
+            scale = rng.uniform(1e-3, 2e-2, (case.pages, N2, P)).astype(np.float32).astype(np.float64)
+            values["scale"] = scale.transpose(0, 2, 1).copy() if case.scale_order == "BBN" else scale
     values.setdefault("scale", None)
     values["atten_mask"] = None
 

@@ -34,6 +34,8 @@ int main() {
         Expect(bnbd.key == RowMajor(page, g, n, 0, N2, P, D), "BNBD key", bnbd.key, RowMajor(page, g, n, 0, N2, P, D));
         Expect(bbnd.scale == RowMajor(0, page, g, n, 1 << 30, N2, P), "paged scale", bbnd.scale, RowMajor(0, page, g, n, 1 << 30, N2, P));
         Expect(bnbd.scale == bbnd.scale, "BNBD scale", bnbd.scale, bbnd.scale);
+        const KeyLocation bbn = PagedKey(Layout::kBNBD, page, n, g, P, N2, D, /*scale_bbn=*/true);
+        Expect(bbn.scale == RowMajor(0, page, n, g, 1 << 30, P, N2), "BBN scale", bbn.scale, RowMajor(0, page, n, g, 1 << 30, P, N2));
       }
     }
   }

@@ -8,8 +8,7 @@
 // No input is ValueDepend: the generated aclnn interface would then take a host aclIntArray instead
 // of the aclTensor of SPEC §8 and copy its values to the host on every call. The tiling plans from
 // shapes; the kernel reads the lengths and the block table from global memory.
-#include <cstdio>
-
+#include "msa_host_log.h"
 #include "msa_index_score_io.h"
 #include "msa_index_score_tiling.h"
 #include "msa_infer.h"
@@ -26,7 +25,7 @@ static graphStatus InferShape(gert::InferShapeContext *context) {
   msa::Geometry geo;
   if (s.ok()) s = msa::InferOutputShape(in, present, attrs, &geo);
   if (!s.ok()) {
-    std::fprintf(stderr, "[ms_msa] %s infer shape failed: %s\n", context->GetNodeName(), s.message.c_str());
+    MSA_HOST_LOG_ERROR(context->GetNodeName(), "infer shape", s.message.c_str());
     return GRAPH_FAILED;
   }
   gert::Shape *out = context->GetOutputShape(0);

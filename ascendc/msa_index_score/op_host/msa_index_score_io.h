@@ -68,7 +68,9 @@ inline msa::Status ReadTilingContext(gert::TilingContext *context, msa::TensorDe
     in[i].dtype = FromGe(desc->GetDataType());
     FillDims(shape->GetStorageShape(), &in[i]);
   }
-  return ReadAttrs(context->GetAttrs(), attrs);
+  msa::Status s = ReadAttrs(context->GetAttrs(), attrs);
+  attrs->scale_layout = msa::AclnnScaleLayout(in[msa::kScale]);  // the interface has no scale_layout
+  return s;
 }
 
 // Shapes only (infer-shape sees no dtypes); `present` receives the msa_infer.h presence mask.
@@ -82,7 +84,9 @@ inline msa::Status ReadInferShapeContext(gert::InferShapeContext *context, msa::
     *present |= 1u << i;
     FillDims(*shape, &in[i]);
   }
-  return ReadAttrs(context->GetAttrs(), attrs);
+  msa::Status s = ReadAttrs(context->GetAttrs(), attrs);
+  attrs->scale_layout = msa::AclnnScaleLayout(in[msa::kScale]);
+  return s;
 }
 
 }  // namespace msa_io

@@ -1,7 +1,6 @@
 #include "msa_index_score_tiling.h"
 
-#include <cstdio>
-
+#include "msa_host_log.h"
 #include "msa_index_score_io.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "tiling_logic.h"
@@ -10,7 +9,7 @@ namespace optiling {
 namespace {
 
 ge::graphStatus Fail(gert::TilingContext *context, const std::string &message) {
-  std::fprintf(stderr, "[ms_msa] %s tiling failed: %s\n", context->GetNodeName(), message.c_str());
+  MSA_HOST_LOG_ERROR(context->GetNodeName(), "tiling", message.c_str());
   return ge::GRAPH_FAILED;
 }
 

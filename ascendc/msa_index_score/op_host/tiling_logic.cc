@@ -81,6 +81,10 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
       t->scalePageStride = p * n2;
       t->scaleRowStride = n2;
       t->scaleHeadStride = 1;
+    } else if (geo.scale_bbn) {  // [NP, P, N2] (CANN's "BBN")
+      t->scalePageStride = p * n2;
+      t->scaleRowStride = n2;
+      t->scaleHeadStride = 1;
     } else {  // [NP, N2, P]
       t->scalePageStride = n2 * p;
       t->scaleRowStride = 1;

@@ -43,6 +43,9 @@ enum InputIndex : int {
 
 enum class Layout : int32_t { kBBND = 0, kBNBD = 1, kTND = 2 };
 enum class LocalWindow : int32_t { kRequest = 0, kToken = 1 };
+// Order of an int8 key's paged scale: kBNB [NP, N2, P], kBBN [NP, P, N2] (CANN's "BBN"), kAuto by
+// shape (an error when N2 == P makes the two orders the same shape).
+enum class ScaleLayout : int32_t { kAuto = 0, kBNB = 1, kBBN = 2 };
 enum class Target : int32_t { kCpu = 0, kAscend = 1 };
 
 // Element types as named by MindSpore's AOT dtype strings.

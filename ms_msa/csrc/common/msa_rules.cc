@@ -123,7 +123,7 @@ Status CheckBlockSize(int64_t p, Target target, const char *name) {
   return {};
 }
 
-Status CheckScale(const TensorDesc &scale, const TensorDesc &key, const Geometry &geo, Layout layout) {
+Status CheckScale(const TensorDesc &scale, const TensorDesc &key, Geometry *geo, Layout layout, ScaleLayout order) {
   const bool int8_key = key.dtype == DType::kInt8;
   if (!int8_key) {
     if (scale.present()) MSA_VALUE_ERROR("'scale' is only allowed with an int8 'key' (key is %s)", DTypeName(key.dtype));
@@ -134,17 +134,43 @@ Status CheckScale(const TensorDesc &scale, const TensorDesc &key, const Geometry
   if (!scale.rank_known()) return {};
   const int64_t *s = scale.dims;
   if (layout == Layout::kTND) {
-    const bool rank2 = scale.ndim == 2 && !Mismatch(s[0], geo.t2) && !Mismatch(s[1], geo.n2);
-    const bool rank1 = scale.ndim == 1 && !Mismatch(s[0], geo.t2) && !Mismatch(geo.n2, 1);
+    const bool rank2 = scale.ndim == 2 && !Mismatch(s[0], geo->t2) && !Mismatch(s[1], geo->n2);
+    const bool rank1 = scale.ndim == 1 && !Mismatch(s[0], geo->t2) && !Mismatch(geo->n2, 1);
     if (!rank2 && !rank1) {
       MSA_VALUE_ERROR("'scale' with layout_key TND must be [T2, N2] = [%lld, %lld] (or [T2] when N2 = 1)",
-                      (long long)geo.t2, (long long)geo.n2);
+                      (long long)geo->t2, (long long)geo->n2);
     }
     return {};
   }
-  if (scale.ndim != 3 || Mismatch(s[0], geo.num_pages) || Mismatch(s[1], geo.n2) || Mismatch(s[2], geo.block_size)) {
-    MSA_VALUE_ERROR("'scale' with layout_key %s must be [NP, N2, P] = [%lld, %lld, %lld]", LayoutName(layout),
-                    (long long)geo.num_pages, (long long)geo.n2, (long long)geo.block_size);
+  const long long np = geo->num_pages, n2 = geo->n2, p = geo->block_size;
+  if (scale.ndim != 3 || Mismatch(s[0], geo->num_pages)) {
+    MSA_VALUE_ERROR("'scale' with layout_key %s must be [NP, N2, P] = [%lld, %lld, %lld] or [NP, P, N2] = "
+                    "[%lld, %lld, %lld], got rank %d", LayoutName(layout), np, n2, p, np, p, n2, scale.ndim);
+  }
+  const bool bnb = !Mismatch(s[1], geo->n2) && !Mismatch(s[2], geo->block_size);
+  const bool bbn = !Mismatch(s[1], geo->block_size) && !Mismatch(s[2], geo->n2);
+  switch (order) {
+    case ScaleLayout::kBNB:
+      if (!bnb) MSA_VALUE_ERROR("'scale' with scale_layout 'BNB' must be [NP, N2, P] = [%lld, %lld, %lld]", np, n2, p);
+      break;
+    case ScaleLayout::kBBN:
+      if (!bbn) MSA_VALUE_ERROR("'scale' with scale_layout 'BBN' must be [NP, P, N2] = [%lld, %lld, %lld]", np, p, n2);
+      geo->scale_bbn = true;
+      break;
+    case ScaleLayout::kAuto:
+      if (!bnb && !bbn) {
+        MSA_VALUE_ERROR("'scale' with layout_key %s must be [NP, N2, P] = [%lld, %lld, %lld] or [NP, P, N2] = "
+                        "[%lld, %lld, %lld]", LayoutName(layout), np, n2, p, np, p, n2);
+      }
+      // Both orders fit a known shape only when N2 == P; with a size still unknown (dynamic shapes)
+      // the order is decided at launch, when every size is known.
+      if (bnb && bbn && Known(s[1]) && s[1] == s[2]) {
+        MSA_VALUE_ERROR("'scale' [NP, %lld, %lld] is ambiguous when N2 = P = %lld: build the Cell with "
+                        "scale_layout='BNB' for [NP, N2, P] or scale_layout='BBN' for [NP, P, N2]",
+                        (long long)s[1], (long long)s[2], (long long)s[1]);
+      }
+      geo->scale_bbn = bbn && !bnb;
+      break;
   }
   return {};
 }
@@ -168,6 +194,18 @@ bool ParseLayout(const char *text, Layout *out) {
     if (EqualsIgnoreCase(text, LayoutName(l))) { *out = l; return true; }
   }
   return false;
+}
+
+bool ParseScaleLayout(const char *text, ScaleLayout *out) {
+  if (EqualsIgnoreCase(text, "auto")) { *out = ScaleLayout::kAuto; return true; }
+  if (EqualsIgnoreCase(text, "BNB")) { *out = ScaleLayout::kBNB; return true; }
+  if (EqualsIgnoreCase(text, "BBN")) { *out = ScaleLayout::kBBN; return true; }
+  return false;
+}
+
+ScaleLayout AclnnScaleLayout(const TensorDesc &scale) {
+  const bool square = scale.ndim == 3 && Known(scale.dims[1]) && scale.dims[1] == scale.dims[2];
+  return square ? ScaleLayout::kBNB : ScaleLayout::kAuto;
 }
 
 bool ParseLocalWindow(const char *text, LocalWindow *out) {
@@ -210,6 +248,9 @@ Status CheckAttrs(const Attrs &a) {
     if (a.max_kv_blocks < -1) MSA_VALUE_ERROR("'max_kv_blocks' must be >= 0 or None, got %lld", (long long)a.max_kv_blocks);
   } else if (a.max_kv_blocks != -1) {
     MSA_VALUE_ERROR("'max_kv_blocks' is for layout_key TND only (paged layouts take the width from block_table)");
+  }
+  if (a.layout == Layout::kTND && a.scale_layout != ScaleLayout::kAuto) {
+    MSA_VALUE_ERROR("'scale_layout' is for the paged layouts only (a TND scale is [T2, N2] or [T2])");
   }
   return {};
 }
@@ -299,7 +340,7 @@ Status CheckArgs(const TensorDesc in[kNumInputs], const Attrs &attrs, Geometry *
     if (Known(blocks)) geo->out_width = std::max<int64_t>(RoundUp(blocks, kOutWidthAlign), kOutWidthAlign);
   }
 
-  MSA_RETURN_IF_ERROR(CheckScale(scale, k, *geo, attrs.layout));
+  MSA_RETURN_IF_ERROR(CheckScale(scale, k, geo, attrs.layout, attrs.scale_layout));
 
   if (mask.present()) {
     if (attrs.sparse_mode != 3) MSA_VALUE_ERROR("'atten_mask' is only allowed with sparse_mode 3");

@@ -33,6 +33,7 @@ struct Attrs {
   int64_t init_blocks = 0;
   int64_t local_blocks = 1;
   LocalWindow local_window = LocalWindow::kRequest;
+  ScaleLayout scale_layout = ScaleLayout::kAuto;  // paged int8 scale order
   int64_t block_size = kDefaultBlockSize;  // TND only
   int64_t max_kv_blocks = -1;              // TND only; -1 = ceil(T2 / block_size)
   Target target = Target::kCpu;
@@ -47,10 +48,16 @@ struct Geometry {
   int64_t t2 = -1;          // packed key rows (TND)
   int64_t batch = -1;       // B
   int64_t out_width = -1;   // W
+  bool scale_bbn = false;   // paged int8 scale is [NP, P, N2] (resolved from scale_layout and the shape)
 };
 
 bool ParseLayout(const char *text, Layout *out);
 bool ParseLocalWindow(const char *text, LocalWindow *out);
+bool ParseScaleLayout(const char *text, ScaleLayout *out);
+
+// The scale order the aclnn interface (which has no scale_layout attribute) reads from the shape: a
+// [NP, X, X] scale (N2 == P) is [NP, N2, P] there; ms_msa's Ascend backend transposes a BBN one first.
+ScaleLayout AclnnScaleLayout(const TensorDesc &scale);
 DType ParseDType(const char *aot_name);
 const char *DTypeName(DType dtype);
 

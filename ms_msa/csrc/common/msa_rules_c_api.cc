@@ -31,6 +31,11 @@ msa::Status ToAttrs(const MsaAttrsC *c, msa::Attrs *a) {
                 (c->local_window ? c->local_window : "None") + "'";
     return s;
   }
+  if (c->scale_layout != nullptr && !msa::ParseScaleLayout(c->scale_layout, &a->scale_layout)) {
+    s.kind = msa::ErrorKind::kValue;
+    s.message = std::string("MsaIndexScore: 'scale_layout' must be 'auto', 'BNB' or 'BBN', got '") + c->scale_layout + "'";
+    return s;
+  }
   a->sparse_mode = c->sparse_mode;
   a->init_blocks = c->init_blocks;
   a->local_blocks = c->local_blocks;

@@ -18,6 +18,7 @@ struct MsaAttrsC {
   int64_t block_size;
   int64_t max_kv_blocks;  // -1: None
   int32_t target;         // msa::Target
+  const char *scale_layout;  // "auto", "BNB" or "BBN"; null = "auto"
 };
 
 MSA_EXPORT int MsaCheckAttrs(const MsaAttrsC *attrs, char *msg, int msg_cap);

@@ -24,6 +24,14 @@ inline Status ReadAotAttrs(mindspore::AotExtra *extra, Attrs *attrs, float *fill
     s.message = "MsaIndexScore: unknown layout_key '" + layout + "' or local_window '" + window + "'";
     return s;
   }
+  // Optional on the primitive (the aclnn attribute set has none): absent means "auto".
+  const std::string scale_layout =
+      extra->HasAttr(prefix + "scale_layout") ? extra->Attr<std::string>(prefix + "scale_layout") : "auto";
+  if (!ParseScaleLayout(scale_layout.c_str(), &attrs->scale_layout)) {
+    s.kind = ErrorKind::kValue;
+    s.message = "MsaIndexScore: unknown scale_layout '" + scale_layout + "'";
+    return s;
+  }
   attrs->sparse_mode = extra->Attr<int64_t>(prefix + "sparse_mode");
   attrs->init_blocks = extra->Attr<int64_t>(prefix + "init_blocks");
   attrs->local_blocks = extra->Attr<int64_t>(prefix + "local_blocks");

@@ -13,11 +13,13 @@ struct KeyLocation {
   int64_t scale;  // element offset of its int8 dequant scale in the scale tensor
 };
 
-// Paged layouts: the physical page comes from the block table.
-inline KeyLocation PagedKey(Layout layout, int64_t page, int64_t n, int64_t g, int64_t P, int64_t N2, int64_t D) {
+// Paged layouts: the physical page comes from the block table. The scale is [NP, N2, P] or, with
+// scale_bbn, [NP, P, N2] (CANN's "BBN"), for either key layout.
+inline KeyLocation PagedKey(Layout layout, int64_t page, int64_t n, int64_t g, int64_t P, int64_t N2, int64_t D,
+                            bool scale_bbn = false) {
   KeyLocation loc;
   loc.key = layout == Layout::kBBND ? ((page * P + n) * N2 + g) * D : ((page * N2 + g) * P + n) * D;
-  loc.scale = (page * N2 + g) * P + n;  // scale is [NP, N2, P] for both paged layouts
+  loc.scale = scale_bbn ? (page * P + n) * N2 + g : (page * N2 + g) * P + n;
   return loc;
 }
 

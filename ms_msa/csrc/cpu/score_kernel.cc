@@ -146,7 +146,8 @@ class TaskRunner {
     const KeyLocation loc =
         p_.attrs.layout == Layout::kTND
             ? PackedKey(req.key_row0, beta, n, task.g, P_, p_.geo.n2, D_)
-            : PagedKey(p_.attrs.layout, p_.block_table[task.b * p_.geo.table_width + beta], n, task.g, P_, p_.geo.n2, D_);
+            : PagedKey(p_.attrs.layout, p_.block_table[task.b * p_.geo.table_width + beta], n, task.g, P_, p_.geo.n2, D_,
+                       p_.geo.scale_bbn);
     *key_off = loc.key;
     *scale_off = loc.scale;
   }
