@@ -64,55 +64,65 @@ def _extra_flags():
     return []
 
 
-def _fingerprint(cxx, srcs, defines, extra):
+def _fingerprint(cxx, units, flags, roots, exts=(".cc", ".h", ".inc")):
+    """Hash of the compiler, `flags`, every file ending in `exts` under `roots` and the unit list."""
     h = hashlib.sha256()
-    h.update(" ".join([cxx] + COMMON_FLAGS + defines + extra).encode())
-    for root, _, files in sorted(os.walk(CSRC_DIR)):
-        for name in sorted(files):
-            if name.endswith((".cc", ".h", ".inc")):
-                path = os.path.join(root, name)
-                h.update(path[len(CSRC_DIR):].encode())
-                with open(path, "rb") as f:
-                    h.update(f.read())
-    for s, flags in srcs:
-        h.update((s + " ".join(flags)).encode())
+    h.update(" ".join([cxx] + COMMON_FLAGS + flags).encode())
+    for top in roots:
+        for root, _, files in sorted(os.walk(top)):
+            for name in sorted(files):
+                if name.endswith(exts):
+                    path = os.path.join(root, name)
+                    h.update(path[len(top):].encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+    for name, unit_flags in units:
+        h.update((name + " ".join(unit_flags)).encode())
     return h.hexdigest()
 
 
-def build(force=False, verbose=False):
-    """Builds the library if needed; returns its path. Raises RuntimeError with the compiler output."""
+def build_library(target, units, flags, roots, exts=(".cc", ".h", ".inc"), force=False, verbose=False,
+                  what="the ms_msa CPU kernel"):
+    """Builds the shared library `target` if needed; returns its path. `units`: [(source path, its own
+    flags)], compiled with COMMON_FLAGS + `flags`; rebuilt only when the compiler, a flag or a file
+    under `roots` changed (a stamp beside the library). Raises RuntimeError with the compiler output."""
     cxx = os.environ.get("CXX", "g++")
-    srcs, defines = sources()
     extra = _extra_flags()
-    target = lib_path()
     stamp = target + ".stamp"
-    fp = _fingerprint(cxx, srcs, defines, extra)
+    fp = _fingerprint(cxx, [(os.path.relpath(src, roots[0]), f) for src, f in units], flags + extra, roots, exts)
     if not force and os.path.exists(target) and os.path.exists(stamp):
         with open(stamp) as f:
             if f.read().strip() == fp:
                 return target
-    os.makedirs(LIB_DIR, exist_ok=True)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ms_msa_build_") as tmp:
         objs = []
-        for src, flags in srcs:
-            obj = os.path.join(tmp, src.replace("/", "_") + ".o")
-            cmd = [cxx, *COMMON_FLAGS, *defines, *extra, *flags, "-c", os.path.join(CSRC_DIR, src), "-o", obj]
-            _run(cmd, verbose)
+        for i, (src, unit_flags) in enumerate(units):
+            obj = os.path.join(tmp, f"{i}_{os.path.basename(src)}.o")
+            cmd = [cxx, *COMMON_FLAGS, *flags, *extra, *unit_flags, "-c", src, "-o", obj]
+            _run(cmd, verbose, what)
             objs.append(obj)
         tmp_lib = os.path.join(tmp, os.path.basename(target))
-        _run([cxx, "-shared", "-pthread", *extra, *objs, "-o", tmp_lib], verbose)
+        _run([cxx, "-shared", "-pthread", *extra, *objs, "-o", tmp_lib], verbose, what)
         os.replace(tmp_lib, target)  # atomic: a concurrent reader sees the old or the new library
     with open(stamp, "w") as f:
         f.write(fp + "\n")
     return target
 
 
-def _run(cmd, verbose):
+def build(force=False, verbose=False):
+    """Builds the library if needed; returns its path. Raises RuntimeError with the compiler output."""
+    srcs, defines = sources()
+    units = [(os.path.join(CSRC_DIR, src), flags) for src, flags in srcs]
+    return build_library(lib_path(), units, defines, [CSRC_DIR], force=force, verbose=verbose)
+
+
+def _run(cmd, verbose, what="the ms_msa CPU kernel"):
     if verbose:
         print(" ".join(cmd), file=sys.stderr)
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
-        raise RuntimeError("building the ms_msa CPU kernel failed:\n$ " + " ".join(cmd) + "\n" + res.stdout + res.stderr)
+        raise RuntimeError(f"building {what} failed:\n$ " + " ".join(cmd) + "\n" + res.stdout + res.stderr)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,28 @@ if [ ! -f "$MF_MARK" ]; then
     || echo "[ms_msa] MindFormers not installed; its tests will skip" >&2
 fi
 
+# Extra requirement files, each installed on top of requirements.txt once per version of the file (a marker in
+# the venv), so changing one never rebuilds the 2.5 GB environment. pip's "ERROR: ... dependency conflicts"
+# block would list MindFormers' pins, unmet on purpose (--no-deps above): it is replaced by the `pip check`
+# lines this install added, so a conflict the file itself causes is still printed, and nothing else.
+ms_msa_pip_extra() {  # FILE [pip options...]
+  local req="$1"; shift
+  local mark="$VENV/.extra_$(basename "$req" .txt)_$(sha256sum "$req" | cut -c1-12)"
+  [ -f "$mark" ] && return 0
+  echo "[ms_msa] installing $(basename "$req")" >&2
+  local before
+  before="$("$VENV/bin/python" -m pip check 2>/dev/null || true)"
+  "$VENV/bin/python" -m pip install --quiet --no-warn-conflicts "$@" -r "$req" || return 1
+  "$VENV/bin/python" -m pip check 2>/dev/null | grep -vxF -f <(printf '%s\n' "$before") \
+    | sed 's/^/[ms_msa] new dependency conflict: /' >&2 || true
+  touch "$mark"
+}
+# The model loader's runtime needs (safetensors, tqdm).
+ms_msa_pip_extra "$ROOT/requirements-model.txt"
+# The reference the MiniMax-M3 tests compare against (torch CPU + transformers); a failure only makes them skip.
+ms_msa_pip_extra "$ROOT/requirements-reference.txt" \
+  || echo "[ms_msa] torch/transformers not installed; the MiniMax-M3 reference tests will skip" >&2
+
 export PYTHON="$VENV/bin/python"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 # MindFormers-style logs and MindSpore's graph dumps stay out of the work tree.

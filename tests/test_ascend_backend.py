@@ -76,6 +76,7 @@ COMPOSED_CASES = [
     _case("L1-decode-lq1", local_window="token", fill_value=-3.5),
     _case("X-bf16-int8", local_window="token", init_blocks=1, local_blocks=1, fill_value=0.0),
     _case("L1-bnbd-int8", fill_value=-1e30),
+    _case("X-tnd-max-kv-blocks"),  # the kernel's width follows T2, the Cell's max_kv_blocks
     _case("X-int8-scale-bbn"),  # told apart by shape: passed as it is
     _case("X-gqa-int8-scale-bbn-bnbd"),  # named BBN: transposed before the kernel
     _case("X-int8-scale-bbn-n2-eq-p-128"),  # N2 = P: only the transpose makes the kernel read it right

@@ -1,8 +1,8 @@
 """The Ascend host logic that needs no CANN, tested here: the C++ planning of ascendc/ (tasks, core
 count, strides, tiling packing, the shared rules with Target::kAscend, and the per-core task split
-and length checks the kernel shares with the host) through its own C++ test program, the kernel
-source parsed against a stand-in of the AscendC API, and the Ascend-only argument rules through the
-Python bindings of the same rules."""
+and length checks the kernel shares with the host) through its own C++ test program, and the
+Ascend-only argument rules through the Python bindings of the same rules. The kernel itself is
+compiled and run on the CPU model of the AscendC API (tests/test_ascend_kernel_*.py)."""
 import os
 import shutil
 import subprocess
@@ -15,8 +15,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMON = os.path.join(REPO, "ms_msa", "csrc", "common")
 OP_HOST = os.path.join(REPO, "ascendc", "msa_index_score", "op_host")
 TEST_SRC = os.path.join(REPO, "ascendc", "msa_index_score", "tests", "host_logic_test.cc")
-OP_KERNEL = os.path.join(REPO, "ascendc", "msa_index_score", "op_kernel")
-TESTS_CPP = os.path.join(REPO, "tests", "cpp")
 
 
 def test_host_logic_cpp(tmp_path):
@@ -32,17 +30,6 @@ def test_host_logic_cpp(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.strip().endswith("0 failed"), run.stdout
     assert int(run.stdout.split()[0]) > 500  # the checks did run
-
-
-def test_kernel_source_parses_against_an_api_stand_in():
-    """g++ parses and instantiates the kernel for every dtype column with a permissive stand-in of the
-    AscendC API: our own names, members and types only (the stand-in accepts any API arguments, so
-    this is no CANN compile)."""
-    cxx = os.environ.get("CXX", "g++")
-    res = subprocess.run([cxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
-                          f"-I{os.path.join(TESTS_CPP, 'ascendc_stand_in')}", f"-I{OP_KERNEL}",
-                          os.path.join(TESTS_CPP, "kernel_instantiation.cc")], capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
 
 
 def test_host_logic_has_no_cann_includes():

@@ -1,4 +1,4 @@
-"""MSA inside MindFormers 2.1.0 (model_zoo/minimax_m3/mindformers_adapter.py): registry entries, the
+"""MSA inside MindFormers 2.1.0 (model_zoo/minimax_m3/integrations/mindformers_adapter.py): registry entries, the
 GPTModel layer spec, MsaSelfAttention against the numpy golden, and GPTModel decoding with RoPE, in
 PyNative and GRAPH_MODE. Skips, with the import error as the reason, when MindFormers does not import
 (scripts/bootstrap.sh installs it from requirements-mindformers.txt)."""
@@ -14,9 +14,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import mindspore as ms  # noqa: E402
 
-from model_zoo.minimax_m3 import mindformers_adapter as mfa, reference  # noqa: E402
-from model_zoo.minimax_m3.config import tiny  # noqa: E402
-from model_zoo.minimax_m3.paging import PagedBatcher  # noqa: E402
+from model_zoo.minimax_m3.integrations import mindformers_adapter as mfa  # noqa: E402
+from model_zoo.minimax_m3.testing import reference  # noqa: E402
+from model_zoo.minimax_m3.layers.msa_config import tiny  # noqa: E402
+from model_zoo.minimax_m3.serving.paging import PagedBatcher  # noqa: E402
 from model_zoo.minimax_m3.testing import random_weights  # noqa: E402
 from ms_msa import _lib  # noqa: E402
 
@@ -167,3 +168,73 @@ def test_gpt_model_decoding_with_rope_equals_prefilling_the_whole_sequence(mode)
     np.testing.assert_allclose(np.concatenate(rows), expected, rtol=0, atol=1e-4)
     if dynamic:
         assert len(stepped.compile_cache) == 1
+
+
+# --- The whole MiniMax-M3 model, registered in MindFormers (integrations/_mindformers_m3.py) -----------------------
+
+def _golden():
+    """tests/m3_golden.py (the transformers reference), or a skip reason when torch/transformers are missing."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import m3_golden
+    return m3_golden, m3_golden.reference_missing()
+
+
+@needs_mindformers
+def test_registry_holds_the_minimax_m3_model_and_config():
+    from mindformers.tools.register import MindFormerModuleType, MindFormerRegister
+    assert mfa.M3_MODEL_IMPORT_ERROR is None, mfa.M3_MODEL_IMPORT_ERROR
+    for prefix in ("", "mcore_"):
+        assert MindFormerRegister.get_cls(MindFormerModuleType.MODELS, prefix + "MiniMaxM3ForCausalLM") \
+            is mfa.MiniMaxM3MFForCausalLM
+        assert MindFormerRegister.get_cls(MindFormerModuleType.CONFIG, prefix + "MiniMaxM3MFConfig") \
+            is mfa.MiniMaxM3MFConfig
+    assert MindFormerRegister.get_cls(MindFormerModuleType.MODELS, "minimax_m3") is mfa.MiniMaxM3MFForCausalLM
+    assert MindFormerRegister.get_cls(MindFormerModuleType.CONFIG, "minimax_m3") is mfa.MiniMaxM3MFConfig
+    released = mfa.MiniMaxM3MFConfig().m3          # no checkpoint: MiniMax-M3's released settings
+    assert (released.num_hidden_layers, released.hidden_size, released.vocab_size) == (60, 6144, 200064)
+    with pytest.raises(TypeError, match="config"):
+        mfa.MiniMaxM3MFForCausalLM(mfa.MiniMaxM3MsaConfig())
+    with pytest.raises(ValueError, match="config.json"):
+        mfa.MiniMaxM3MFConfig.from_checkpoint(tempfile.mkdtemp())
+    with pytest.raises(ValueError, match="model_type"):   # the model's config parser, at config construction
+        mfa.MiniMaxM3MFConfig(checkpoint_config={"model_type": "llama"})
+
+
+@needs_mindformers
+@pytest.mark.parametrize("naming", ["release", "transformers"])
+def test_registered_minimax_m3_gives_the_reference_logits(naming, tmp_path, monkeypatch):
+    """The registered class, built from a checkpoint folder (release bf16 / transformers fp16 storage, cast to the
+    float32 model) through MindFormers' registry and driven with
+    MindFormers' inference keywords (prefill, then decode steps through the paged caches) in GRAPH_MODE, gives
+    transformers' logits at every position."""
+    from mindformers.tools.register import MindFormerModuleType, MindFormerRegister
+    golden, missing = _golden()
+    if missing:
+        pytest.skip(f"reference unavailable: {missing}")
+    monkeypatch.chdir(tmp_path)
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+    try:
+        path = str(tmp_path / "ckpt")
+        golden.write_tiny_checkpoint(path, naming=naming, dtype="bfloat16" if naming == "release" else "float16",
+                                     seed=5)
+        ids = [int(t) for t in np.random.default_rng(50).integers(0, 512, 70)]
+        ref = golden.reference_run(path, ids, 3)
+        cls = MindFormerRegister.get_cls(MindFormerModuleType.MODELS, "minimax_m3")
+        model = cls.from_checkpoint(path, cache_tokens=256)
+        m3 = model.config.m3
+        assert (m3.num_hidden_layers, m3.block_size, m3.top_k) == (4, 16, 3)
+        batcher = PagedBatcher(model.model.num_pages, m3.block_size, 8, seed=3)
+        rows, feed = [], list(ids)
+        for _ in range(3):
+            t = batcher.step({"r": len(feed)}).tensors()
+            logits = model(ms.Tensor(np.array(feed, np.int32)), batch_valid_length=t["batch_valid_length"],
+                           context_lens_tensor=t["context_lens_tensor"], q_seq_lens=t["q_seq_lens"],
+                           block_tables=t["block_tables"], slot_mapping=t["slot_mapping"]).asnumpy()
+            rows.append(logits)
+            feed = [int(logits[-1].argmax())]
+        rows = np.concatenate(rows)[:len(ids) + 2]
+        assert rows.shape == ref["logits"].shape
+        np.testing.assert_allclose(rows, ref["logits"], rtol=0, atol=1e-4)  # as test_m3_vs_reference
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -1,13 +1,14 @@
-"""MsaAttention (model_zoo/minimax_m3) against the numpy golden of model_zoo/minimax_m3/reference.py,
+"""MsaAttention (model_zoo/minimax_m3) against the numpy golden of model_zoo/minimax_m3/testing/reference.py,
 in PyNative and GRAPH_MODE (the `mode` fixture of conftest.py): dense equivalence, block-sparse
 selection, decode after prefill, mixed chunked-prefill + decode batches, and slot_mapping -1."""
 import numpy as np
 import pytest
 import mindspore as ms
 
-from model_zoo.minimax_m3 import reference, testing
-from model_zoo.minimax_m3.config import MsaConfig, tiny
-from model_zoo.minimax_m3.paged_cache import PagedCacheWrite
+from model_zoo.minimax_m3 import testing
+from model_zoo.minimax_m3.testing import reference
+from model_zoo.minimax_m3.layers.msa_config import MsaConfig, tiny
+from model_zoo.minimax_m3.layers.paged_cache import PagedCacheWrite
 from ms_msa import _lib
 
 HIDDEN = 32  # tiny()'s hidden_size

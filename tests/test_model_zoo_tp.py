@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import mindspore as ms
 
-from model_zoo.minimax_m3 import reference, testing, tensor_parallel as tp
-from model_zoo.minimax_m3.block_select import BlockSelector
-from model_zoo.minimax_m3.config import tiny
+from model_zoo.minimax_m3 import testing
+from model_zoo.minimax_m3.parallel import tensor_parallel as tp
+from model_zoo.minimax_m3.testing import reference
+from model_zoo.minimax_m3.layers.block_select import BlockSelector
+from model_zoo.minimax_m3.layers.msa_config import tiny
 from ms_msa import MsaIndexScore
 
 P = 16

@@ -13,6 +13,8 @@ Around the kernel (plain MindSpore ops, `ScoreExtensions`, which also run on CPU
   * local_window="token": the kernel runs with init_blocks = local_blocks = 0 (raw scores) and the
     token-mode forcing of SPEC §4 is applied from each token's visible block count;
   * fill_value other than -inf: the kernel's fill (-inf where a block has no visible key) is replaced;
+  * max_kv_blocks with TND keys: the interface has no such attribute and the kernel's output is as wide
+    as T2 needs; it is cut or widened to the Cell's width (TndOutputWidth);
   * scale_layout="BBN": the aclnn interface tells the two paged scale orders apart by shape and reads a
     [NP, X, X] scale (N2 = P) as [NP, N2, P], so a scale declared [NP, P, N2] is transposed first (one
     copy of the scale per call; "auto" passes either unambiguous order to the kernel as it is).
@@ -241,6 +243,41 @@ class ScoreExtensions(nn.Cell):
         return score
 
 
+def kernel_cell_attrs(attrs):
+    """The Cell attributes that describe what the aclnn kernel itself receives and returns (its
+    inference runs with these): a scale declared BBN arrives transposed to BNB, and a TND output is
+    RoundUp(ceil(T2 / P), 16) wide, since the interface carries no max_kv_blocks (TndOutputWidth
+    gives the Cell's width)."""
+    kernel = dict(attrs)
+    if attrs.get("scale_layout") == "BBN":
+        kernel["scale_layout"] = "BNB"
+    if attrs["layout_key"] == "TND":
+        kernel["max_kv_blocks"] = None
+    return kernel
+
+
+class TndOutputWidth(nn.Cell):
+    """TND with max_kv_blocks: the kernel's [N1, T1, RoundUp(ceil(T2 / P), 16)] scores cut or widened to
+    the Cell's W = RoundUp(max_kv_blocks, 16) columns, the new ones -inf (no key there, so
+    ScoreExtensions writes the fill). A request with more blocks than W breaks a value rule (SPEC §5),
+    which on Ascend makes the whole output NaN, as the kernel does for the rules it checks itself."""
+
+    def __init__(self, max_kv_blocks, block_size):
+        super().__init__()
+        align = _lib.constant("out_width_align")
+        self.width = max(-(-max_kv_blocks // align) * align, align)
+        self.block_size = block_size
+
+    def construct(self, score, actual_seq_klen):
+        if score.shape[1] == 0:  # no query tokens: an empty [N1, 0, W] result
+            return ops.zeros((score.shape[0], 0, self.width), ms.float32)
+        score = ops.pad(score, (0, self.width), value=_NEG_INF)[:, :, :self.width]
+        klen = actual_seq_klen.astype(ms.int32)
+        blocks = (klen[1:] - klen[:-1] + (self.block_size - 1)) // self.block_size
+        broken = (blocks > self.width).any()
+        return ops.where(broken, ops.full_like(score, float("nan")), score)
+
+
 class AscendMsaIndexScore(nn.Cell):
     """MsaIndexScore on Ascend: the aclnn kernel plus ScoreExtensions. Tensors in aclnn order.
 
@@ -250,13 +287,13 @@ class AscendMsaIndexScore(nn.Cell):
 
     def __init__(self, attrs, kernel=None):
         super().__init__()
-        # A BBN scale reaches the kernel transposed to BNB, and the kernel's inference is told so.
         self.transpose_scale = attrs.get("scale_layout") == "BBN"
-        kernel_cell_attrs = dict(attrs, scale_layout="BNB") if self.transpose_scale else attrs
         if kernel is None:
             ensure_opp_path()
-            kernel = AclnnKernel(kernel_cell_attrs)
+            kernel = AclnnKernel(kernel_cell_attrs(attrs))
         self.kernel = kernel
+        tnd_width = attrs["layout_key"] == "TND" and attrs["max_kv_blocks"] is not None
+        self.tnd_width = TndOutputWidth(attrs["max_kv_blocks"], attrs["block_size"]) if tnd_width else None
         self.layout_key, self.sparse_mode, self.init_blocks, self.local_blocks = kernel_attrs(attrs)
         block_size = attrs["block_size"] if attrs["layout_key"] == "TND" else _lib.constant("ascend_block_size")
         self.extensions = ScoreExtensions(attrs, block_size)
@@ -274,6 +311,8 @@ class AscendMsaIndexScore(nn.Cell):
             scale = ops.transpose(scale, (0, 2, 1))
         score = self.kernel(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc,
                             self.layout_key, self.sparse_mode, self.init_blocks, self.local_blocks)
+        if self.tnd_width is not None:
+            score = self.tnd_width(score, actual_seq_klen)
         return self.extensions(score, actual_seq_qlen, actual_seq_klen)
 
 

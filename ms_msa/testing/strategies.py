@@ -11,18 +11,30 @@ from . import dtypes
 FLOATS = ["float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2"]
 
 
+ASCEND_BLOCK_SIZE = 128
+
+
 @st.composite
-def problems(draw):
+def problems(draw, ascend=False):
+    """A valid problem: (numpy values, attributes, query dtype, key dtype). ascend=True keeps to what
+    the Ascend kernel takes: fp16/bf16 queries, block size 128, D a multiple of 16 up to 128, and
+    query-head counts that fold into its Cube rows in every way (odd ones too)."""
     layout = draw(st.sampled_from(["BBND", "BNBD", "TND"]))
-    dtype = draw(st.sampled_from(FLOATS))
+    dtype = draw(st.sampled_from(["float16", "bfloat16"] if ascend else FLOATS))
     int8_key = dtype in ("float16", "bfloat16", "float32") and draw(st.booleans())
-    n2 = draw(st.sampled_from([1, 2]))
-    n1 = n2 * draw(st.sampled_from([1, 2, 4]))
-    d = draw(st.integers(1, 72))
-    p = draw(st.sampled_from([16, 32, 64]))
-    batch = draw(st.integers(1, 4))
+    if ascend:
+        n2 = draw(st.sampled_from([1, 1, 2, 4]))
+        n1 = n2 * draw(st.sampled_from([1, 2, 3, 5, 8, 17, 40] if n2 == 1 else [1, 2, 3]))
+        d = 16 * draw(st.integers(1, 8))
+        p = ASCEND_BLOCK_SIZE
+    else:
+        n2 = draw(st.sampled_from([1, 2]))
+        n1 = n2 * draw(st.sampled_from([1, 2, 4]))
+        d = draw(st.integers(1, 72))
+        p = draw(st.sampled_from([16, 32, 64]))
+    batch = draw(st.integers(1, 3 if ascend else 4))
     q_lens = draw(st.lists(st.integers(0, 9), min_size=batch, max_size=batch))
-    kv_lens = draw(st.lists(st.integers(0, 5 * p), min_size=batch, max_size=batch))
+    kv_lens = draw(st.lists(st.integers(0, 3 * p + 7 if ascend else 5 * p), min_size=batch, max_size=batch))
     attrs = dict(
         layout_key=layout, sparse_mode=draw(st.sampled_from([0, 3])), block_size=p,
         local_window=draw(st.sampled_from(["request", "token"])),
@@ -32,9 +44,11 @@ def problems(draw):
     seed = draw(st.integers(0, 2 ** 31 - 1))
     rng = np.random.default_rng(seed)
     blocks = [math.ceil(kv / p) for kv in kv_lens]
+    # start_loc may point past the request's blocks (forcing is then clipped) on CPU.
+    start = [int(rng.integers(0, b + 1)) if ascend else int(rng.integers(-1, b + 2)) for b in blocks]
     values = {"query": dtypes.round_to(rng.standard_normal((sum(q_lens), n1, d)), dtype),
               "actual_seq_qlen": np.cumsum([0] + q_lens).astype(np.int32),
-              "start_loc": np.array([int(rng.integers(-1, b + 2)) for b in blocks], np.int32),
+              "start_loc": np.array(start, np.int32),
               "block_table": None, "scale": None, "atten_mask": None}
     key_dtype = "int8" if int8_key else dtype
 

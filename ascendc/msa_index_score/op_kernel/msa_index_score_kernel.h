@@ -5,13 +5,22 @@
 // Per task:
 //   Cube   loads the query tile once (GM -> L1 -> L0A, resident for the whole task), then for every
 //          column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32), Fixpipe to
-//          one of kResultSlots result slots in the workspace, flag the Vector cores.
-//   Vector each of the two takes half of the task's tokens: int8 keys are widened to the query type
-//          ahead of the Cube; per page it dequantises (per-key scale), masks the causal tail of each
-//          row, takes the row maxima in fp32 and frees the slot; then fills the columns no row sees,
-//          applies the request-mode forcing (local wins) and writes whole output rows.
-// Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
-// and waits until both have signalled), counted so that every set is waited exactly once.
+//          one of kResultSlots result slots in the workspace, flag the Vector cores; the key page
+//          buffers are doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work.
+//   Vector each of the two takes half of the task's rows (at most kVecRows, for every N1): int8 keys
+//          are widened to the query type ahead of the Cube; per page it dequantises (per-key scale),
+//          masks the causal tail of each row, takes the row maxima in fp32 and frees the slot; then
+//          fills the columns no row sees, applies the request-mode forcing (local wins) and writes
+//          whole output rows.
+// Synchronisation, every hand-over explicit:
+//   * read after write (a copy, then the load that reads it): SetFlag then WaitFlag of one event,
+//     an event id per buffer, so that a set never overtakes the wait of the previous one;
+//   * write after read (a buffer written again while the previous read may still run): the reading
+//     pipe sets a "free" event after its last read, the writing pipe waits for it before the next
+//     write (the *Pending_ members say whether a set is outstanding; the kernel ends with none);
+//   * the Vector pipe orders its dependent instructions with PipeBarrier<PIPE_V>;
+//   * Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
+//     and waits until both have signalled), counted so that every set is waited exactly once.
 // The lengths and the block table are read here, not on the host: every core checks the lengths
 // (LengthsValid; a broken call gets NaN everywhere) and takes its own run of tasks (CoreTasks), and
 // a block whose table entry lies outside [0, NP) is never read and scores NaN.
@@ -42,6 +51,7 @@ constexpr uint32_t kFractal = 16;                         // Cube fractal edge f
 constexpr uint32_t kVecRows = kCubeRows / kVectorsPerCore;  // rows one Vector core handles
 constexpr uint32_t kFloatsPerRepeat = 64;                 // one 256-byte vector repeat of fp32
 constexpr uint32_t kBlockBytes = 32;                      // UB data block
+constexpr uint32_t kKeyBuffers = 2;                       // Cube: key page buffers in L1, L0B and L0C
 
 // Cross-core flag ids (0..10 on A2/A3). Slot s of the results uses kResultReady + s / kResultFree + s.
 constexpr uint16_t kFlagResultReady = 0;
@@ -82,8 +92,8 @@ class MsaIndexScoreKernel {
     if ASCEND_IS_AIC {
       core_ = GetBlockIdx();
     } else {
-      core_ = GetBlockIdx() / kVectorsPerCore;
-      sub_ = GetBlockIdx() % kVectorsPerCore;
+      core_ = GetBlockIdx() / GetSubBlockNum();
+      sub_ = GetSubBlockIdx();
     }
     // Per-core workspace: result slots (fp32) then the widened int8 keys (query type).
     __gm__ uint8_t *base = reinterpret_cast<__gm__ uint8_t *>(workspace) + core_ * t_->workspacePerCore;
@@ -92,11 +102,27 @@ class MsaIndexScoreKernel {
 
     if ASCEND_IS_AIC {
       pipe_->InitBuffer(queryL1_, kCubeRows * t_->headDim * sizeof(QT));
-      pipe_->InitBuffer(keyL1_, kPageKeys * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(keyL1_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(queryL0a_, kCubeRows * t_->headDim * sizeof(QT));
-      pipe_->InitBuffer(keyL0b_, kPageKeys * t_->headDim * sizeof(QT));
-      pipe_->InitBuffer(resultL0c_, kCubeRows * kPageKeys * sizeof(float));
+      pipe_->InitBuffer(keyL0b_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(resultL0c_, kKeyBuffers * kCubeRows * kPageKeys * sizeof(float));
+      evQueryCopied_ = pipe_->AllocEventID<HardEvent::MTE2_MTE1>();
+      evQueryL1Free_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
+      evL0aFree_ = pipe_->AllocEventID<HardEvent::M_MTE1>();
+      for (uint32_t b = 0; b < kKeyBuffers; ++b) {
+        evKeyCopied_[b] = pipe_->AllocEventID<HardEvent::MTE2_MTE1>();
+        evKeyLoaded_[b] = pipe_->AllocEventID<HardEvent::MTE1_M>();
+        evMultiplied_[b] = pipe_->AllocEventID<HardEvent::M_FIX>();
+        evKeyL1Free_[b] = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
+        evL0bFree_[b] = pipe_->AllocEventID<HardEvent::M_MTE1>();
+        evL0cFree_[b] = pipe_->AllocEventID<HardEvent::FIX_M>();
+      }
     } else {
+      evScaleCopied_ = pipe_->AllocEventID<HardEvent::MTE2_V>();
+      evScaleWritten_ = pipe_->AllocEventID<HardEvent::S_V>();
+      evOffsetsWritten_ = pipe_->AllocEventID<HardEvent::S_V>();
+      evScaleFree_ = pipe_->AllocEventID<HardEvent::V_MTE2>();
+      evScaleFreeScalar_ = pipe_->AllocEventID<HardEvent::V_S>();
       pipe_->InitBuffer(resultInQue_, 1, kVecRows * kPageKeys * sizeof(float));
       pipe_->InitBuffer(outQue_, 1, kVecRows * kTileCols * sizeof(float));
       pipe_->InitBuffer(halfMaxBuf_, kVecRows * kFloatsPerRepeat * sizeof(float));
@@ -120,8 +146,10 @@ class MsaIndexScoreKernel {
     if ASCEND_IS_AIC {
       RunTasks<true>();
       DrainResultSlots();
+      DrainCubeFences();
     } else {
       RunTasks<false>();
+      DrainScaleFence();
     }
   }
 
@@ -180,6 +208,8 @@ class MsaIndexScoreKernel {
   }
 
   // ---- Cube ----------------------------------------------------------------------------------------
+  // Page c of a core uses key buffer set c % kKeyBuffers (keyL1_, keyL0b_, resultL0c_): the copy of
+  // the next page runs while the current one is loaded, multiplied and written out.
   __aicore__ inline void CubeTask(const Task &task) {
     const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
     const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
@@ -202,8 +232,17 @@ class MsaIndexScoreKernel {
     qCopy.dstNzC0Stride = rowsAligned;
     qCopy.dstNzNStride = 1;
     qCopy.dstNzMatrixStride = 0;
+    if (queryL1Pending_) {  // the previous task's query loads out of queryL1_ are done
+      WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
+      queryL1Pending_ = false;
+    }
     DataCopy(qL1, queryGm_[token * t_->queryTokenStride + firstHead * d], qCopy);
-    SyncPipes<HardEvent::MTE2_MTE1>();
+    SetFlag<HardEvent::MTE2_MTE1>(evQueryCopied_);
+    WaitFlag<HardEvent::MTE2_MTE1>(evQueryCopied_);
+    if (l0aPending_) {  // the previous task's last Mmad has read queryL0a_
+      WaitFlag<HardEvent::M_MTE1>(evL0aFree_);
+      l0aPending_ = false;
+    }
     // L1 holds the tile as NZ (16-column groups of all rows); L0A wants zZ (fractal rows in order):
     // one load per 16-row band gathers that band's fractals across the column groups.
     LoadData2DParams qLoad;
@@ -215,24 +254,28 @@ class MsaIndexScoreKernel {
     for (uint32_t band = 0; band < rowsAligned / kFractal; ++band) {
       LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * kFractal], qLoad);
     }
-    SyncPipes<HardEvent::MTE1_M>();
+    SetFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
+    queryL1Pending_ = true;
+    // The first key load below is on MTE1 after these, so its MTE1 -> M event covers them too.
 
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t slot = pagesIssued_ % kResultSlots;
       if (pagesIssued_ >= kResultSlots) CrossCoreWaitFlag(kFlagResultFree + slot);
-      ComputePage(task, c, rows, rowsAligned, kvLen, slot);
+      ComputePage(task, c, rows, rowsAligned, kvLen, slot, pagesIssued_ % kKeyBuffers);
       CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagResultReady + slot);
       ++pagesIssued_;
     }
+    SetFlag<HardEvent::M_MTE1>(evL0aFree_);  // after the task's last Mmad, the last read of queryL0a_
+    l0aPending_ = true;
   }
 
   __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
-                                     uint32_t slot) {
+                                     uint32_t slot, uint32_t b) {
     const uint32_t d = t_->headDim;
     const uint32_t col = task.colBegin + c;
-    LocalTensor<QT> kL1 = keyL1_.Get<QT>();
-    LocalTensor<QT> kL0b = keyL0b_.Get<QT>();
-    LocalTensor<float> cL0c = resultL0c_.Get<float>();
+    LocalTensor<QT> kL1 = keyL1_.Get<QT>()[b * kPageKeys * d];
+    LocalTensor<QT> kL0b = keyL0b_.Get<QT>()[b * kPageKeys * d];
+    LocalTensor<float> cL0c = resultL0c_.Get<float>()[b * kCubeRows * kPageKeys];
 
     // Keys as the rows of an NZ matrix: row-major 16x16 key fractals are exactly the column-major
     // fractals of K^T that L0B expects, and their order (column groups outer) is its order too.
@@ -246,6 +289,10 @@ class MsaIndexScoreKernel {
     kCopy.dstNzMatrixStride = 0;
     // An unreadable page is not loaded: the product is then meaningless and the Vector cores
     // replace its scores by NaN.
+    if (keyL1Pending_[b]) {  // the key load out of this buffer two pages ago is done
+      WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
+      keyL1Pending_[b] = false;
+    }
     if constexpr (kInt8Key) {
       kCopy.srcDValue = d;  // widened by the Vector cores, one page after another
       DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * d], kCopy);
@@ -253,7 +300,12 @@ class MsaIndexScoreKernel {
       kCopy.srcDValue = t_->keyRowStride;
       DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
     }
-    SyncPipes<HardEvent::MTE2_MTE1>();
+    SetFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+    WaitFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+    if (l0bPending_[b]) {  // the Mmad of two pages ago has read this keyL0b_ buffer
+      WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
+      l0bPending_[b] = false;
+    }
     LoadData2DParams kLoad;
     kLoad.startIndex = 0;
     kLoad.repeatTimes = (kPageKeys / kFractal) * (d / kFractal);
@@ -261,8 +313,15 @@ class MsaIndexScoreKernel {
     kLoad.dstGap = 0;
     kLoad.ifTranspose = false;
     LoadData(kL0b, kL1, kLoad);
-    SyncPipes<HardEvent::MTE1_M>();
+    SetFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
+    keyL1Pending_[b] = true;
+    SetFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
+    WaitFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
 
+    if (l0cPending_[b]) {  // the Fixpipe of two pages ago has read this resultL0c_ buffer
+      WaitFlag<HardEvent::FIX_M>(evL0cFree_[b]);
+      l0cPending_[b] = false;
+    }
     MmadParams mm;
     mm.m = rowsAligned;
     mm.n = kPageKeys;
@@ -270,7 +329,10 @@ class MsaIndexScoreKernel {
     mm.cmatrixInitVal = true;  // C = A * B, no accumulation across pages
     mm.cmatrixSource = false;
     Mmad(cL0c, queryL0a_.Get<QT>(), kL0b, mm);
-    SyncPipes<HardEvent::M_FIX>();
+    SetFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
+    l0bPending_[b] = true;
+    SetFlag<HardEvent::M_FIX>(evMultiplied_[b]);
+    WaitFlag<HardEvent::M_FIX>(evMultiplied_[b]);
 
     FixpipeParamsV220 fix;
     fix.nSize = kPageKeys;
@@ -280,7 +342,21 @@ class MsaIndexScoreKernel {
     fix.quantPre = QuantMode_t::NoQuant;
     fix.ndNum = 1;
     Fixpipe(resultGm_[static_cast<uint64_t>(slot) * kCubeRows * kPageKeys], cL0c, fix);
-    SyncPipes<HardEvent::FIX_M>();  // L0C is free for the next page
+    SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
+    l0cPending_[b] = true;
+  }
+
+  // The Cube's write-after-read events still set at the end are waited, so none is left set.
+  __aicore__ inline void DrainCubeFences() {
+    if (queryL1Pending_) WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
+    if (l0aPending_) WaitFlag<HardEvent::M_MTE1>(evL0aFree_);
+    queryL1Pending_ = l0aPending_ = false;
+    for (uint32_t b = 0; b < kKeyBuffers; ++b) {
+      if (keyL1Pending_[b]) WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
+      if (l0bPending_[b]) WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
+      if (l0cPending_[b]) WaitFlag<HardEvent::FIX_M>(evL0cFree_[b]);
+      keyL1Pending_[b] = l0bPending_[b] = l0cPending_[b] = false;
+    }
   }
 
   // Every result-free flag the Vector cores set must be consumed before the kernel ends.
@@ -295,15 +371,15 @@ class MsaIndexScoreKernel {
   __aicore__ inline void VectorTask(const Task &task) {
     const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
     const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
-    // This core's share of the task: the first or second half of its tokens.
-    const uint32_t firstHalf = (task.tokens + 1) / 2;
-    const uint32_t myTokenBegin = sub_ == 0 ? 0 : firstHalf;
-    const uint32_t myTokens = sub_ == 0 ? firstHalf : task.tokens - firstHalf;
-    const uint32_t myRows = myTokens * t_->foldHeads;
-    const uint32_t myRowBegin = myTokenBegin * t_->foldHeads;
+    // This core's share of the task: the first or second half of its rows (a row is one token of
+    // one query head), so at most kVecRows = kCubeRows / 2 whatever N1 is.
+    const uint32_t rows = task.tokens * t_->foldHeads;
+    const uint32_t firstHalf = (rows + 1) / 2;
+    const uint32_t myRowBegin = sub_ == 0 ? 0 : firstHalf;
+    const uint32_t myRows = sub_ == 0 ? firstHalf : rows - firstHalf;
 
     if constexpr (kInt8Key) {
-      if (computed > 0) StageInt8Keys(task, computed, kvLen);
+      if (computed > 0) StageInt8Keys(keyGm_, task, computed, kvLen);
     }
 
     LocalTensor<float> colMax = colMaxBuf_.Get<float>();
@@ -320,7 +396,7 @@ class MsaIndexScoreKernel {
       ++pagesSeen_;
       resultInQue_.EnQue(result);
       result = resultInQue_.DeQue<float>();
-      if (myRows > 0) ReducePage(task, c, myTokenBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+      if (myRows > 0) ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
       resultInQue_.FreeTensor(result);
     }
     if (myRows == 0) return;
@@ -328,17 +404,16 @@ class MsaIndexScoreKernel {
     const float negInf = -__builtin_inff();
     for (uint32_t c = computed; c < task.cols; ++c) Duplicate(colMax[c * kVecRows], negInf, myRows);
     ApplyRequestForcing(task, kvLen, myRows, colMax);
-    PipeBarrier<PIPE_V>();
-    WriteRows(task, myTokenBegin, myTokens, colMax);
+    PipeBarrier<PIPE_V>();  // the gather below reads every column written above
+    WriteRows(task, myRowBegin, myRows, colMax);
   }
 
   // One page for this core's rows: dequant, causal tail, row max into column c of colMax.
-  __aicore__ inline void ReducePage(const Task &task, uint32_t c, uint32_t myTokenBegin, uint32_t myRows, int64_t qLen,
+  __aicore__ inline void ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows, int64_t qLen,
                                     int64_t kvLen, const LocalTensor<float> &result, const LocalTensor<float> &colMaxC) {
     const uint32_t col = task.colBegin + c;
     if (!ColumnReadable(task.request, col)) {
       Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
-      PipeBarrier<PIPE_V>();
       return;
     }
     if constexpr (kInt8Key) {
@@ -349,13 +424,14 @@ class MsaIndexScoreKernel {
       Mul(result, result, scale, kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
       Mul(result[kFloatsPerRepeat], result[kFloatsPerRepeat], scale[kFloatsPerRepeat], kFloatsPerRepeat, myRows,
           BinaryRepeatParams(1, 1, 1, 16, 16, 0));
-      PipeBarrier<PIPE_V>();
+      ReleaseScale();
+      PipeBarrier<PIPE_V>();  // the causal tail below overwrites products
     }
     // Causal tail: keys of this page at or past a row's visible end become -inf.
     const float negInf = -__builtin_inff();
     const int64_t pageStart = static_cast<int64_t>(col) * kPageKeys;
     for (uint32_t r = 0; r < myRows; ++r) {
-      const int64_t tOff = task.tokenBegin + myTokenBegin + r / t_->foldHeads;
+      const int64_t tOff = task.tokenBegin + (myRowBegin + r) / t_->foldHeads;
       int64_t valid = VisibleEnd(t_->sparseMode, qLen, kvLen, tOff) - pageStart;
       if (valid >= kPageKeys) continue;
       if (valid < 0) valid = 0;
@@ -364,28 +440,60 @@ class MsaIndexScoreKernel {
       if (low[0] != 0) Duplicate(result[r * kPageKeys], negInf, low, 1, 1, 8);
       Duplicate(result[r * kPageKeys + kFloatsPerRepeat], negInf, high, 1, 1, 8);
     }
-    PipeBarrier<PIPE_V>();
+    PipeBarrier<PIPE_V>();  // the max reads the masked rows
     // Max in fp32: pairwise over the two halves of each row, then over the 64 that remain.
     LocalTensor<float> halfMax = halfMaxBuf_.Get<float>();
     Max(halfMax, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 8, 16, 16));
-    PipeBarrier<PIPE_V>();
+    PipeBarrier<PIPE_V>();  // the reduction reads the pairwise maxima
     WholeReduceMax(colMaxC, halfMax, kFloatsPerRepeat, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    PipeBarrier<PIPE_V>();
+    // The next page's first instructions on halfMax / result come after its own barriers.
   }
 
+  // The per-key scales of one page into `scale`: one copy when they are contiguous, else scalar
+  // reads. The previous page's multiply must have read `scale` before it is written again.
   __aicore__ inline void LoadScale(const Task &task, uint32_t col, int64_t kvLen, const LocalTensor<float> &scale) {
     const uint32_t keys = PageKeys(kvLen, col);
     const uint64_t offset = ScaleOffset(task.request, col, task.kvHead);
     if (t_->scaleRowStride == 1) {
+      if (scalePending_) {
+        WaitFlag<HardEvent::V_MTE2>(evScaleFree_);
+        scalePending_ = false;
+      }
       DataCopyExtParams copy{1, static_cast<uint32_t>(keys * sizeof(float)), 0, 0, 0};
       DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
       DataCopyPad(scale, scaleGm_[offset], copy, pad);
-      SyncPipes<HardEvent::MTE2_V>();
+      SetFlag<HardEvent::MTE2_V>(evScaleCopied_);
+      WaitFlag<HardEvent::MTE2_V>(evScaleCopied_);
     } else {
-      // TND with several key heads: one scale per N2 floats; a page is 128 scalar reads.
+      // One scale per N2 floats (TND with several key heads, or a [NP, P, N2] scale): scalar reads.
+      if (scalePending_) {
+        WaitFlag<HardEvent::V_S>(evScaleFreeScalar_);
+        scalePending_ = false;
+      }
       for (uint32_t n = 0; n < keys; ++n) scale.SetValue(n, scaleGm_.GetValue(offset + n * t_->scaleRowStride));
-      SyncPipes<HardEvent::S_V>();
+      SetFlag<HardEvent::S_V>(evScaleWritten_);
+      WaitFlag<HardEvent::S_V>(evScaleWritten_);
     }
+  }
+
+  // After the multiplies that read `scale`: the next LoadScale may write it once they are done.
+  __aicore__ inline void ReleaseScale() {
+    if (t_->scaleRowStride == 1) {
+      SetFlag<HardEvent::V_MTE2>(evScaleFree_);
+    } else {
+      SetFlag<HardEvent::V_S>(evScaleFreeScalar_);
+    }
+    scalePending_ = true;
+  }
+
+  __aicore__ inline void DrainScaleFence() {
+    if (!scalePending_) return;
+    if (t_->scaleRowStride == 1) {
+      WaitFlag<HardEvent::V_MTE2>(evScaleFree_);
+    } else {
+      WaitFlag<HardEvent::V_S>(evScaleFreeScalar_);
+    }
+    scalePending_ = false;
   }
 
   // SPEC §4 request mode: init blocks [0, init) then the window ending at start_loc (local wins),
@@ -396,6 +504,7 @@ class MsaIndexScoreKernel {
     const int64_t blocks = (kvLen + kPageKeys - 1) / kPageKeys;
     const int64_t start = t_->localBlocks > 0 ? startLocGm_.GetValue(task.request) : 0;
     const int64_t localBegin = start + 1 - static_cast<int64_t>(t_->localBlocks);
+    PipeBarrier<PIPE_V>();  // forcing overwrites columns the maxima and the fill above wrote
     for (uint32_t c = 0; c < task.cols; ++c) {
       const int64_t col = task.colBegin + c;
       if (col >= blocks) break;
@@ -408,26 +517,33 @@ class MsaIndexScoreKernel {
   }
 
   // colMax is column-major (one column of this core's rows per block); the output wants rows. A
-  // gather with fixed byte offsets transposes it, then one strided copy per query head writes rows.
-  __aicore__ inline void WriteRows(const Task &task, uint32_t myTokenBegin, uint32_t myTokens,
+  // gather with fixed byte offsets transposes it, then one strided copy per query head writes that
+  // head's rows (consecutive tokens in the output, every fold-th row here).
+  __aicore__ inline void WriteRows(const Task &task, uint32_t myRowBegin, uint32_t myRows,
                                    const LocalTensor<float> &colMax) {
     const uint32_t fold = t_->foldHeads;
-    const uint32_t myRows = myTokens * fold;
     LocalTensor<float> rowsOut = outQue_.AllocTensor<float>();
     Gather(rowsOut, colMax, gatherOffsetBuf_.Get<uint32_t>(), 0, myRows * kTileCols);
+    PipeBarrier<PIPE_V>();  // the next task writes colMax again
     outQue_.EnQue(rowsOut);
     rowsOut = outQue_.DeQue<float>();
-    const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin + myTokenBegin;
+    const uint64_t requestToken = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
+    const uint32_t myRowEnd = myRowBegin + myRows;
     for (uint32_t j = 0; j < fold; ++j) {
+      // This core's first row of head j of the group, and how many tokens of it follow.
+      const uint32_t first = myRowBegin + (j + fold - myRowBegin % fold) % fold;
+      if (first >= myRowEnd) continue;
+      const uint32_t tokens = (myRowEnd - 1 - first) / fold + 1;
       const uint64_t head = static_cast<uint64_t>(task.headGroup) * fold + j;
-      // Rows of head j are every fold-th row of the tile; in the output they are consecutive tokens.
+      const uint64_t token = requestToken + first / fold;
       DataCopyExtParams copy;
-      copy.blockCount = static_cast<uint16_t>(myTokens);
+      copy.blockCount = static_cast<uint16_t>(tokens);
       copy.blockLen = task.cols * sizeof(float);
       copy.srcStride = (fold * kTileCols - task.cols) * sizeof(float) / kBlockBytes;
       copy.dstStride = (t_->outWidth - task.cols) * sizeof(float);
       copy.rsv = 0;
-      DataCopyPad(scoreGm_[(head * t_->t1 + token) * t_->outWidth + task.colBegin], rowsOut[j * kTileCols], copy);
+      DataCopyPad(scoreGm_[(head * t_->t1 + token) * t_->outWidth + task.colBegin], rowsOut[(first - myRowBegin) * kTileCols],
+                  copy);
     }
     outQue_.FreeTensor(rowsOut);
   }
@@ -440,21 +556,26 @@ class MsaIndexScoreKernel {
         offsets.SetValue(r * kTileCols + c, (c * kVecRows + r) * static_cast<uint32_t>(sizeof(float)));
       }
     }
-    SyncPipes<HardEvent::S_V>();
+    SetFlag<HardEvent::S_V>(evOffsetsWritten_);
+    WaitFlag<HardEvent::S_V>(evOffsetsWritten_);
   }
 
   // int8 keys become the query's 16-bit type for the Cube (exact: |k| <= 128); each Vector core
-  // widens its half of every page's keys, then both signal the Cube once per task.
-  __aicore__ inline void StageInt8Keys(const Task &task, uint32_t computed, int64_t kvLen) {
+  // widens its half of every page's keys, then both signal the Cube once per task. A member
+  // template called only for int8 keys: it is never instantiated for the other dtype columns.
+  template <typename K>
+  __aicore__ inline void StageInt8Keys(const GlobalTensor<K> &keys, const Task &task, uint32_t computed,
+                                       int64_t kvLen) {
+    static_assert(IsSameType<K, int8_t>::value, "int8 keys only");
     const uint32_t d = t_->headDim;
     const uint32_t pitch = AlignUp(d, kBlockBytes);  // int8 row pitch in UB, also used after widening
     const uint32_t share = kPageKeys / kVectorsPerCore;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t col = task.colBegin + c;
-      const uint32_t keys = PageKeys(kvLen, col);
+      const uint32_t pageKeys = PageKeys(kvLen, col);
       const uint32_t first = sub_ * share;
-      if (first >= keys || !ColumnReadable(task.request, col)) continue;
-      const uint32_t count = keys - first < share ? keys - first : share;
+      if (first >= pageKeys || !ColumnReadable(task.request, col)) continue;
+      const uint32_t count = pageKeys - first < share ? pageKeys - first : share;
       LocalTensor<int8_t> raw = int8InQue_.AllocTensor<int8_t>();
       DataCopyExtParams in;
       in.blockCount = static_cast<uint16_t>(count);
@@ -463,7 +584,7 @@ class MsaIndexScoreKernel {
       in.dstStride = 0;
       in.rsv = 0;
       DataCopyPadExtParams<int8_t> pad{false, 0, 0, 0};
-      DataCopyPad(raw, keyGm_[KeyOffset(task.request, col, task.kvHead) + first * t_->keyRowStride], in, pad);
+      DataCopyPad(raw, keys[KeyOffset(task.request, col, task.kvHead) + first * t_->keyRowStride], in, pad);
       int8InQue_.EnQue(raw);
       raw = int8InQue_.DeQue<int8_t>();
       LocalTensor<QT> staged = stagedOutQue_.AllocTensor<QT>();
@@ -516,19 +637,24 @@ class MsaIndexScoreKernel {
     outQue_.FreeTensor(nan);
   }
 
-  template <HardEvent kEvent>
-  __aicore__ inline void SyncPipes() {
-    const event_t id = static_cast<event_t>(pipe_->FetchEventID(kEvent));
-    SetFlag<kEvent>(id);
-    WaitFlag<kEvent>(id);
-  }
-
   const MsaIndexScoreTilingData *t_ = nullptr;
   TPipe *pipe_ = nullptr;
   uint32_t core_ = 0;
   uint32_t sub_ = 0;
   uint32_t pagesIssued_ = 0;  // Cube: pages computed by this core so far (slot = count % kResultSlots)
   uint32_t pagesSeen_ = 0;    // Vector: the same count, seen from the consumer side
+
+  // Event ids (allocated once: a flag is reused only after its previous wait is known done) and the
+  // write-after-read events still set (see the file comment).
+  TEventID evQueryCopied_ = 0, evKeyCopied_[kKeyBuffers] = {}, evKeyLoaded_[kKeyBuffers] = {},
+           evMultiplied_[kKeyBuffers] = {};  // Cube, read after write
+  TEventID evQueryL1Free_ = 0, evL0aFree_ = 0, evKeyL1Free_[kKeyBuffers] = {}, evL0bFree_[kKeyBuffers] = {},
+           evL0cFree_[kKeyBuffers] = {};  // Cube, write after read
+  bool queryL1Pending_ = false, l0aPending_ = false, keyL1Pending_[kKeyBuffers] = {},
+       l0bPending_[kKeyBuffers] = {}, l0cPending_[kKeyBuffers] = {};
+  TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
+           evScaleFreeScalar_ = 0;  // Vector
+  bool scalePending_ = false;
 
   GlobalTensor<QT> queryGm_;
   GlobalTensor<KT> keyGm_;

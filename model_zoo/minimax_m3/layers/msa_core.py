@@ -1,5 +1,5 @@
 """MsaCore: MSA after the projections: cache writes, block selection, block-sparse attention."""
-from mindspore import nn
+from mindspore import nn, ops
 
 from .batch_layout import BatchLayout
 from .block_select import BlockSelector
@@ -18,6 +18,7 @@ class MsaCore(nn.Cell):
 
     Args:
         config (MsaConfig): the layer's settings.
+        return_selection (bool): also return each token's selected blocks. Default: ``False``.
 
     Inputs:
         - **query** (Tensor) - [T, num_heads, head_dim].
@@ -34,7 +35,9 @@ class MsaCore(nn.Cell):
         - **index_cache** (Union[Parameter, Tensor]) - [NP, P, index_head_dim], updated in place.
 
     Outputs:
-        Tensor of the query's dtype, [T, num_heads, head_dim].
+        Tensor of the query's dtype, [T, num_heads, head_dim]; with `return_selection`, a tuple of it
+        and the [T, index_heads, top_k] int32 logical blocks each index head selected, best first, -1
+        where fewer blocks than top_k are visible.
 
     Supported Platforms:
         ``CPU``
@@ -42,7 +45,7 @@ class MsaCore(nn.Cell):
     Examples:
         >>> import numpy as np
         >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.config import tiny
+        >>> from model_zoo.minimax_m3.layers.msa_config import tiny
         >>> cfg = tiny()
         >>> core = MsaCore(cfg)
         >>> kc = ms.Parameter(ms.Tensor(np.zeros((4, 16, 2, 16), np.float32)), name="k")
@@ -56,8 +59,9 @@ class MsaCore(nn.Cell):
         (5, 8, 16)
     """
 
-    def __init__(self, config):
+    def __init__(self, config, return_selection=False):
         super().__init__()
+        self.return_selection = return_selection
         self.layout = BatchLayout()
         self.write_cache = PagedCacheWrite()
         self.select = BlockSelector(config)
@@ -71,4 +75,7 @@ class MsaCore(nn.Cell):
         qlen, klen, table, token_request, visible_end = self.layout(slot_mapping, batch_valid_length, q_seq_lens,
                                                                     block_tables)
         block_ids, selected = self.select(index_query, index_cache, qlen, klen, table)
-        return self.attend(query, key_cache, value_cache, block_ids, selected, table, token_request, visible_end)
+        context = self.attend(query, key_cache, value_cache, block_ids, selected, table, token_request, visible_end)
+        if self.return_selection:
+            return context, ops.select(selected, block_ids, ops.full_like(block_ids, -1))
+        return context

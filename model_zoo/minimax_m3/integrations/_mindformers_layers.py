@@ -17,9 +17,9 @@ from mindformers.parallel_core.inference.transformer.transformer_layer import (T
 from mindformers.parallel_core.process_group_config import default_model_comm_pgs
 from mindformers.parallel_core.utils.spec_utils import ModuleSpec, build_module
 
-from .batch_layout import BatchLayout
+from ..layers.batch_layout import BatchLayout
 from .mf_core_attention import MsaCoreAttention, rotate_half_rope
-from .rms_norm import RMSNorm
+from ..layers.rms_norm import RMSNorm
 
 MSA_DEFAULTS = {"msa_index_heads": 4, "msa_index_head_dim": 128, "msa_top_k": 16, "msa_init_blocks": 0,
                 "msa_local_blocks": 1}

@@ -13,8 +13,7 @@ class MsaConfig:
     """Settings of one MSA attention layer. Defaults are MiniMax-M3's.
 
     Args:
-        hidden_size (int): model width H. SPEC §8 does not give M3's; 6144 is a placeholder, take the
-            checkpoint's. Default: ``6144``.
+        hidden_size (int): model width H (MiniMax-M3's config.json: 6144). Default: ``6144``.
         num_heads (int): main query heads. Default: ``64``.
         num_kv_heads (int): main key/value heads (GQA). Default: ``4``.
         head_dim (int): main head dim. Default: ``128``.
@@ -26,6 +25,8 @@ class MsaConfig:
         local_blocks (int): blocks ending at the token's own block that are always selected. Default: ``1``.
         rms_norm_eps (float): epsilon of the index branch's RMSNorms. Default: ``1e-6``.
         dtype (str): parameter, activation and cache dtype. Default: ``"float32"``.
+
+    MiniMaxM3ForCausalLM builds its layers' MsaConfig with MiniMaxM3Config.msa_config().
     """
 
     hidden_size: int = 6144

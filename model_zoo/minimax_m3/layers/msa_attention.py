@@ -40,7 +40,7 @@ class MsaAttention(nn.Cell):
     Examples:
         >>> import numpy as np
         >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.config import tiny
+        >>> from model_zoo.minimax_m3.layers.msa_config import tiny
         >>> cfg = tiny()
         >>> layer = MsaAttention(cfg)
         >>> kc = ms.Parameter(ms.Tensor(np.zeros((4, 16, 2, 16), np.float32)), name="k")

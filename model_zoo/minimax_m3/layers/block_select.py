@@ -38,7 +38,7 @@ class BlockSelector(nn.Cell):
     Examples:
         >>> import numpy as np
         >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.config import tiny
+        >>> from model_zoo.minimax_m3.layers.msa_config import tiny
         >>> cache = ms.Tensor(np.random.randn(4, 16, 16).astype(np.float32))
         >>> ids, sel = BlockSelector(tiny())(ms.Tensor(np.random.randn(1, 2, 16).astype(np.float32)), cache,
         ...                                  ms.Tensor([0, 1], ms.int32), ms.Tensor([40], ms.int32),

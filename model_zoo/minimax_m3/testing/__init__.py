@@ -4,9 +4,9 @@ import numpy as np
 import mindspore as ms
 
 from . import reference
-from .msa_attention import MsaAttention
-from .paged_cache import new_paged_caches
-from .paging import PagedBatcher
+from ..layers.msa_attention import MsaAttention
+from ..layers.paged_cache import new_paged_caches
+from ..serving.paging import PagedBatcher
 
 _WEIGHT_PARAMS = {
     "wq": "wq.weight", "wk": "wk.weight", "wv": "wv.weight", "wo": "wo.weight",

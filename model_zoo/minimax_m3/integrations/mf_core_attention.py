@@ -4,8 +4,8 @@ import math
 import mindspore as ms
 from mindspore import Parameter, nn, ops
 
-from .config import MsaConfig
-from .msa_core import MsaCore
+from ..layers.msa_config import MsaConfig
+from ..layers.msa_core import MsaCore
 
 
 class MsaCoreAttention(nn.Cell):

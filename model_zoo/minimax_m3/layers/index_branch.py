@@ -30,7 +30,7 @@ class MsaIndexer(nn.Cell):
     Examples:
         >>> import numpy as np
         >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.config import tiny
+        >>> from model_zoo.minimax_m3.layers.msa_config import tiny
         >>> q, k = MsaIndexer(tiny())(ms.Tensor(np.ones((3, 32), np.float32)))
         >>> q.shape, k.shape
         ((3, 2, 16), (3, 16))

@@ -40,7 +40,7 @@ class BlockSparseAttention(nn.Cell):
     Examples:
         >>> import numpy as np
         >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.config import tiny
+        >>> from model_zoo.minimax_m3.layers.msa_config import tiny
         >>> cfg = tiny()
         >>> attn = BlockSparseAttention(cfg)
         >>> kv = ms.Tensor(np.random.randn(2, 16, 2, 16).astype(np.float32))
@@ -88,8 +88,8 @@ class BlockSparseAttention(nn.Cell):
 
         slots = pages.reshape(pages.shape + (1,)) * self.block_size + self.key_offset
         rows = (slots * self.num_kv_heads + self.group_kv_head).reshape((-1,))
-        keys = self._gather_rows(key_cache, rows)
-        values = self._gather_rows(value_cache, rows)
+        keys = self._gather_rows(key_cache, rows, num_tokens)
+        values = self._gather_rows(value_cache, rows, num_tokens)
 
         q = ops.cast(query, ms.float32).reshape((num_tokens * self.groups, self.heads_per_group, self.head_dim))
         scores = self.matmul_qk(q, keys) * self.scale                                     # [T*G, h, K*P]
@@ -104,7 +104,8 @@ class BlockSparseAttention(nn.Cell):
         out = self.matmul_pv(weights, values)
         return ops.cast(out.reshape((num_tokens, -1, self.head_dim)), query.dtype)
 
-    def _gather_rows(self, cache, rows):
+    def _gather_rows(self, cache, rows, num_tokens):
         flat = cache.reshape((-1, self.head_dim))
         picked = ops.gather(flat, rows, 0)
-        return ops.cast(picked, ms.float32).reshape((-1, self.top_k * self.block_size, self.head_dim))
+        # -1: the block count comes from block_ids, so dense attention (every block) uses this Cell too.
+        return ops.cast(picked, ms.float32).reshape((num_tokens * self.groups, -1, self.head_dim))

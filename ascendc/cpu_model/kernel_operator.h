@@ -1,0 +1,13 @@
+// The header an AscendC kernel includes, for the CPU model of the AscendC API (see README.md in this
+// folder): the basic types and tensors, the runtime API (pipes, queues, synchronisation, core
+// indices) and the modelled instructions, each declared as in CANN's public headers.
+#ifndef ASCEND_MODEL_KERNEL_OPERATOR_H
+#define ASCEND_MODEL_KERNEL_OPERATOR_H
+
+#include "runtime_types.h"
+#include "runtime_api.h"
+#include "ops_data_copy.h"
+#include "ops_cube.h"
+#include "ops_vector.h"
+
+#endif  // ASCEND_MODEL_KERNEL_OPERATOR_H

@@ -1,0 +1,381 @@
+// Modelled AscendC Cube instructions for Atlas A2/A3 (__NPU_ARCH__ 2201): LoadData (2D, into
+// L0A/L0B), Mmad and Fixpipe (L0C -> GM). Parameter structs as in CANN's kernel_struct_mm.h and
+// kernel_struct_fixpipe.h; functions as in kernel_operator_mm_intf.h / kernel_operator_fixpipe_intf.h,
+// each with a trailing defaulted ascend_model::Site. Only the overloads the kernel needs are declared.
+//
+// Layouts, from CANN's "key fractal formats" document (A2/A3: Zz x Zn = Nz), for 16-bit inputs
+// (K0 = 16) of an M x K matrix A, a K x N matrix B and the M x N fp32 result C:
+//   L0A  Zz  A(m, k) at ((m / 16) * K1 + k / 16) * 256 + (m % 16) * 16 + k % 16
+//   L0B  Zn  B(k, n) at ((k / 16) * N1 + n / 16) * 256 + (n % 16) * 16 + k % 16
+//   L0C  Nz  C(m, n) at ((n / 16) * M1 + m / 16) * 256 + (m % 16) * 16 + n % 16
+// with M1, K1, N1 the 16-rounded-up block counts. LoadData runs on MTE1 (from L1) or MTE2 (from
+// GM), Mmad on M, Fixpipe on FIX.
+#ifndef ASCEND_MODEL_OPS_CUBE_H
+#define ASCEND_MODEL_OPS_CUBE_H
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "model_hooks.h"
+#include "ops_common.h"
+
+// Fixpipe's quantisation modes (a plain enum outside AscendC, as CANN declares it).
+enum QuantMode_t {
+  NoQuant,
+  F322F16,
+  F322BF16,
+  DEQF16,
+  VDEQF16,
+  QF322B8_PRE,
+  VQF322B8_PRE,
+  REQ8,
+  VREQ8,
+};
+
+namespace AscendC {
+
+using LoadData2dParams = struct LoadData2DParams;
+struct LoadData2DParams {
+  LoadData2DParams() {}
+  LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                   const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+      : startIndex(startIndexIn),
+        dstGap(dstGapIn),
+        srcStride(srcStrideIn),
+        ifTranspose(ifTransposeIn),
+        repeatTimes(repeatTimesIn),
+        sid(sidIn),
+        addrMode(addrModeIn) {}
+  uint16_t startIndex = 0;
+  uint16_t dstGap = 0;
+  uint16_t srcStride = 0;
+  bool ifTranspose = 0;
+  uint8_t repeatTimes = 0;
+  uint8_t sid = 0;
+  uint8_t addrMode = 0;
+};
+
+struct MmadParams {
+  MmadParams() {}
+  MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
+             const bool enSsparseIn, const bool enWinogradAIn, const bool enWinogradBIn)
+      : m(mIn),
+        n(nIn),
+        k(kIn),
+        isBias(isBiasIn),
+        fmOffset(fmOffsetIn),
+        enSsparse(enSsparseIn),
+        enWinogradA(enWinogradAIn),
+        enWinogradB(enWinogradBIn) {}
+  MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
+             const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+      : m(mIn),
+        n(nIn),
+        k(kIn),
+        unitFlag(unitFlagIn),
+        cmatrixSource(cmatrixSourceIn),
+        cmatrixInitVal(cmatrixInitValIn) {}
+  uint16_t m = 0;
+  uint16_t n = 0;
+  uint16_t k = 0;
+  bool isBias = false;
+  int32_t fmOffset = 0;
+  bool enSsparse = false;
+  bool enWinogradA = false;
+  bool enWinogradB = false;
+  uint8_t unitFlag = 0;
+  bool kDirectionAlign = false;
+  bool cmatrixSource = false;
+  bool cmatrixInitVal = true;
+};
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+
+struct FixpipeConfig {
+  CO2Layout format;
+  constexpr FixpipeConfig(CO2Layout format_) : format(format_) {}
+  constexpr FixpipeConfig(CO2Layout format_, bool isToUB_) : format(format_) { (void)isToUB_; }
+  constexpr FixpipeConfig(CO2Layout format_, bool isToUB_, bool enableFixVal_) : format(format_) {
+    (void)isToUB_;
+    (void)enableFixVal_;
+  }
+};
+constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
+
+struct FixpipeParamsV220 {
+  FixpipeParamsV220() {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                    const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                    const uint16_t dstNdStrideIn, const uint8_t unitFlagIn)
+      : nSize(nSizeIn),
+        mSize(mSizeIn),
+        srcStride(srcStrideIn),
+        dstStride(dstStrideIn),
+        quantPre(quantPreIn),
+        deqScalar(deqScalarIn),
+        ndNum(ndNumIn),
+        srcNdStride(srcNdStrideIn),
+        dstNdStride(dstNdStrideIn),
+        reluEn(reluEnIn),
+        unitFlag(unitFlagIn) {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                    const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                    const uint16_t dstNdStrideIn, const uint8_t unitFlagIn, const bool isChannelSplitIn)
+      : nSize(nSizeIn),
+        mSize(mSizeIn),
+        srcStride(srcStrideIn),
+        dstStride(dstStrideIn),
+        quantPre(quantPreIn),
+        deqScalar(deqScalarIn),
+        ndNum(ndNumIn),
+        srcNdStride(srcNdStrideIn),
+        dstNdStride(dstNdStrideIn),
+        reluEn(reluEnIn),
+        unitFlag(unitFlagIn),
+        isChannelSplit(isChannelSplitIn) {}
+  uint16_t nSize = 0;
+  uint16_t mSize = 0;
+  uint16_t srcStride = 0;
+  uint32_t dstStride = 0;
+  QuantMode_t quantPre = QuantMode_t::NoQuant;
+  uint64_t deqScalar;
+  uint16_t ndNum = 1;
+  uint16_t srcNdStride = 0;
+  uint16_t dstNdStride = 0;
+  bool reluEn = false;
+  uint8_t unitFlag = 0;
+  bool isChannelSplit = false;
+};
+
+namespace model_detail {
+// repeatTimes fractals of 512 bytes: fractal startIndex + i * srcStride (or minus, addrMode 1)
+// of src goes to fractal i * (1 + dstGap) of dst, each 16-bit 16x16 fractal transposed if asked.
+inline void LoadFractals(const char *api, const ascend_model::Site &site, const ascend_model::Span &d,
+                         const ascend_model::Span &s, const LoadData2DParams &p, uint64_t elemBytes,
+                         ascend_model::Pipe pipe) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  if (d.space != Space::kL0A && d.space != Space::kL0B && !(s.space == Space::kGM && d.space == Space::kL1)) {
+    Fail(api, site, std::string("dst ('") + d.buffer + "') must be in L0A (A2) or L0B (B2), not " +
+                        SpaceName(d.space));
+  }
+  if (p.repeatTimes == 0) return;  // documented NOP
+  if (p.ifTranspose && (s.space != Space::kL1 || elemBytes != 2)) {
+    Fail(api, site, "ifTranspose needs an L1 source and 16-bit elements (got " + Num(elemBytes * 8) + "-bit from " +
+                        SpaceName(s.space) + ")");
+  }
+  if (p.addrMode != 0 && !(s.space == Space::kGM && d.space == Space::kL1)) {
+    Fail(api, site, "addrMode = " + Num(p.addrMode) + ": only GM -> L1 loads may count fractals downwards");
+  }
+  RequireRange(api, site, "addrMode", p.addrMode, 0, 1);
+  RequireAlign(api, site, d, d.space == Space::kL1 ? kBlockBytes : kFractalBytes, "dst");
+  if (s.space == Space::kL1) RequireAlign(api, site, s, kBlockBytes, "src");
+  std::vector<uint64_t> srcFractal(p.repeatTimes);
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    const int64_t f = p.addrMode == 0 ? static_cast<int64_t>(p.startIndex) + static_cast<int64_t>(i * p.srcStride)
+                                      : static_cast<int64_t>(p.startIndex) - static_cast<int64_t>(i * p.srcStride);
+    if (f < 0) Fail(api, site, "addrMode 1 counts fractals below 0 at repeat " + Num(i));
+    srcFractal[i] = static_cast<uint64_t>(f);
+  }
+  RangeSet reads(s, pipe, Access::kRead, api, site);
+  RangeSet writes(d, pipe, Access::kWrite, api, site);
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    reads.Add(srcFractal[i] * kFractalBytes, kFractalBytes);
+    writes.Add(i * (1 + static_cast<uint64_t>(p.dstGap)) * kFractalBytes, kFractalBytes);
+  }
+  reads.Report();
+  writes.Report();
+  uint8_t tmp[kFractalBytes];
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    const uint8_t *in = s.host + srcFractal[i] * kFractalBytes;
+    uint8_t *out = d.host + i * (1 + static_cast<uint64_t>(p.dstGap)) * kFractalBytes;
+    if (!p.ifTranspose) {
+      std::memcpy(tmp, in, kFractalBytes);
+    } else {
+      for (uint64_t r = 0; r < kCubeEdge; ++r) {
+        for (uint64_t c = 0; c < kCubeEdge; ++c) {
+          std::memcpy(tmp + (r * kCubeEdge + c) * 2, in + (c * kCubeEdge + r) * 2, 2);
+        }
+      }
+    }
+    std::memcpy(out, tmp, kFractalBytes);
+  }
+}
+}  // namespace model_detail
+
+// L1 (A1/B1) -> L0A (A2) / L0B (B2), on MTE1.
+template <typename T>
+inline void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData2DParams &loadDataParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  const char *api = "LoadData(L1->L0, LoadData2DParams)";
+  const Span s = src.ModelSpan();
+  ops::RequireSpace(api, site, s, Space::kL1, "src");
+  model_detail::LoadFractals(api, site, dst.ModelSpan(), s, loadDataParams, sizeof(T), Pipe::kMTE1);
+}
+
+// GM -> L0A / L0B / L1, on MTE2 (no transpose on this path).
+template <typename T>
+inline void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const LoadData2DParams &loadDataParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  const char *api = "LoadData(GM->local, LoadData2DParams)";
+  const Span s = src.ModelSpan();
+  ops::RequireSpace(api, site, s, Space::kGM, "src");
+  model_detail::LoadFractals(api, site, dst.ModelSpan(), s, loadDataParams, sizeof(T), Pipe::kMTE2);
+}
+
+// C = A * B (cmatrixInitVal) or C += A * B, fp32 accumulation, on M. m, n, k need not be
+// multiples of 16: the padded part of each fractal takes no part in the sums, and padded result
+// positions are written as 0 (C = A * B) or kept (C += A * B). m = 1 is GEMV: A is read as one
+// ND row of k elements, as documented.
+template <typename T, typename U, typename S>
+inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter,
+                 const MmadParams &mmadParams, const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "Mmad";
+  const Span c = dst.ModelSpan();
+  const Span a = fm.ModelSpan();
+  const Span b = filter.ModelSpan();
+  RequireSpace(api, site, c, Space::kL0C, "dst");
+  RequireSpace(api, site, a, Space::kL0A, "fm");
+  RequireSpace(api, site, b, Space::kL0B, "filter");
+  const MmadParams &p = mmadParams;
+  RequireRange(api, site, "m", p.m, 0, 4095);
+  RequireRange(api, site, "n", p.n, 0, 4095);
+  RequireRange(api, site, "k", p.k, 0, 4095);
+  if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented NOP
+  constexpr Kind kc = KindOf<T>(), ka = KindOf<U>(), kb = KindOf<S>();
+  if (!(kc == Kind::kF32 && ka == kb && (ka == Kind::kF16 || ka == Kind::kBF16))) {
+    Fail(api, site, std::string("the model supports half x half and bfloat16_t x bfloat16_t into float, not ") +
+                        KindName(ka) + " x " + KindName(kb) + " into " + KindName(kc));
+  }
+  if (p.cmatrixSource) Fail(api, site, "cmatrixSource = true (C from the bias table, C2) is not modelled");
+  if (p.unitFlag != 0) Fail(api, site, "unitFlag = " + Num(p.unitFlag) + " is not modelled (use 0)");
+  RequireAlign(api, site, c, 1024, "dst");
+  RequireAlign(api, site, a, kFractalBytes, "fm");
+  RequireAlign(api, site, b, kFractalBytes, "filter");
+
+  const uint64_t m = p.m, n = p.n, k = p.k;
+  const uint64_t m1 = (m + 15) / 16, n1 = (n + 15) / 16, k1 = (k + 15) / 16;
+  const bool accumulate = !p.cmatrixInitVal || p.isBias;
+  const bool gemv = m == 1;
+  RangeSet readA(a, Pipe::kM, Access::kRead, api, site);
+  RangeSet readB(b, Pipe::kM, Access::kRead, api, site);
+  RangeSet readC(c, Pipe::kM, Access::kRead, api, site);
+  RangeSet writeC(c, Pipe::kM, Access::kWrite, api, site);
+  readA.Add(0, gemv ? k * sizeof(U) : m1 * k1 * kFractalBytes);
+  readB.Add(0, k1 * n1 * kFractalBytes);
+  writeC.Add(0, n1 * m1 * 256 * sizeof(float));
+  if (accumulate) readC.Add(0, n1 * m1 * 256 * sizeof(float));
+  readA.Report();
+  readB.Report();
+  readC.Report();
+  writeC.Report();
+
+  // Decode A row-major [m][k] and B column-major [n][k] once; products of 16-bit floats are exact
+  // in fp32, the sums run in fp32 in k order.
+  std::vector<float> av(m * k), bv(n * k);
+  for (uint64_t i = 0; i < m; ++i) {
+    for (uint64_t kk = 0; kk < k; ++kk) {
+      const uint64_t at = gemv ? kk : ((i / 16) * k1 + kk / 16) * 256 + (i % 16) * 16 + kk % 16;
+      av[i * k + kk] = LoadFloat<U>(a.host + at * sizeof(U));
+    }
+  }
+  for (uint64_t j = 0; j < n; ++j) {
+    for (uint64_t kk = 0; kk < k; ++kk) {
+      const uint64_t at = ((kk / 16) * n1 + j / 16) * 256 + (j % 16) * 16 + kk % 16;
+      bv[j * k + kk] = LoadFloat<S>(b.host + at * sizeof(S));
+    }
+  }
+  for (uint64_t i = 0; i < m1 * 16; ++i) {
+    for (uint64_t j = 0; j < n1 * 16; ++j) {
+      uint8_t *out = c.host + (((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(float);
+      float acc = 0.0f;
+      if (accumulate) std::memcpy(&acc, out, sizeof(float));
+      if (i < m && j < n) {
+        const float *ar = &av[i * k];
+        const float *bc = &bv[j * k];
+        for (uint64_t kk = 0; kk < k; ++kk) acc += ar[kk] * bc[kk];
+      }
+      std::memcpy(out, &acc, sizeof(float));
+    }
+  }
+  CountCubeFractalMacs(m1 * n1 * k1);
+}
+
+// L0C (CO1) -> GM with NZ -> ND (the default CFG_ROW_MAJOR), on FIX. Result (m, n) of ND matrix i is
+// read from element i * srcNdStride * 256 + (n / 16) * srcStride * 16 + m * 16 + n % 16 of src
+// (srcStride counts 16-element rows: the 16-rounded M of the NZ matrix) and written to element
+// i * dstNdStride + m * dstStride + n of dst, for m < mSize, n < nSize.
+template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
+inline void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &intriParams,
+                    const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "Fixpipe(L0C->GM, FixpipeParamsV220)";
+  const Span d = dst.ModelSpan();
+  const Span s = src.ModelSpan();
+  RequireSpace(api, site, d, Space::kGM, "dst");
+  RequireSpace(api, site, s, Space::kL0C, "src");
+  if (config.format != CO2Layout::ROW_MAJOR) Fail(api, site, "only CFG_ROW_MAJOR (NZ -> ND) is modelled");
+  const FixpipeParamsV220 &p = intriParams;
+  if (p.nSize == 0 || p.mSize == 0 || p.ndNum == 0) return;  // documented NOP
+  RequireRange(api, site, "nSize", p.nSize, 0, 4095);
+  if (p.nSize % 16 != 0) Fail(api, site, "nSize = " + Num(p.nSize) + " must be a multiple of 16");
+  RequireRange(api, site, "mSize", p.mSize, 0, 8192);
+  if (p.dstStride == 0) Fail(api, site, "dstStride must not be 0 (elements per ND row)");
+  RequireRange(api, site, "srcNdStride", p.srcNdStride, 0, 512);
+  if (p.unitFlag != 0) Fail(api, site, "unitFlag = " + Num(p.unitFlag) + " is not modelled (use 0)");
+  if (p.isChannelSplit) Fail(api, site, "isChannelSplit cannot be combined with NZ -> ND");
+  constexpr Kind kd = KindOf<T>(), ks = KindOf<U>();
+  const bool ok = ks == Kind::kF32 && ((kd == Kind::kF32 && p.quantPre == NoQuant) ||
+                                       (kd == Kind::kF16 && p.quantPre == F322F16) ||
+                                       (kd == Kind::kBF16 && p.quantPre == F322BF16));
+  if (!ok) {
+    Fail(api, site, std::string("quantPre ") + Num(static_cast<uint64_t>(p.quantPre)) + " from " + KindName(ks) +
+                        " to " + KindName(kd) +
+                        " is not modelled (float: NoQuant, half: F322F16, bfloat16_t: F322BF16)");
+  }
+  RequireAlign(api, site, s, 64, "src");
+
+  const uint64_t groups = p.nSize / 16;
+  RangeSet reads(s, Pipe::kFIX, Access::kRead, api, site);
+  RangeSet writes(d, Pipe::kFIX, Access::kWrite, api, site);
+  for (uint64_t i = 0; i < p.ndNum; ++i) {
+    const uint64_t srcBase = i * p.srcNdStride * 256;
+    for (uint64_t g = 0; g < groups; ++g) {
+      reads.Add((srcBase + g * p.srcStride * 16) * sizeof(U), p.mSize * 16 * sizeof(U));
+    }
+    for (uint64_t r = 0; r < p.mSize; ++r) {
+      writes.Add((i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T), p.nSize * sizeof(T));
+    }
+  }
+  reads.Report();
+  writes.Report();
+  for (uint64_t i = 0; i < p.ndNum; ++i) {
+    for (uint64_t r = 0; r < p.mSize; ++r) {
+      uint8_t *row = d.host + (i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T);
+      for (uint64_t col = 0; col < p.nSize; ++col) {
+        const uint64_t at = i * p.srcNdStride * 256 + (col / 16) * p.srcStride * 16 + r * 16 + col % 16;
+        float v;
+        std::memcpy(&v, s.host + at * sizeof(U), sizeof(float));
+        if (p.reluEn && v < 0.0f) v = 0.0f;
+        StoreFloat<T>(row + col * sizeof(T), v, Rounding::kRint);
+      }
+    }
+  }
+}
+
+}  // namespace AscendC
+
+#endif  // ASCEND_MODEL_OPS_CUBE_H

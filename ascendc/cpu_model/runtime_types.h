@@ -1,0 +1,388 @@
+// The AscendC basic types and tensors of the CPU model, declared as in CANN's public headers
+// (asc-devkit include/basic_api/kernel_tensor.h, impl/basic_api/kernel_event.h, the compiler's
+// pipe_t / event_t): the same names, parameter types and defaults, and no catch-all templates, so
+// an argument list the real headers reject fails to compile here too. The only additions are the
+// defaulted `const ascend_model::Site &` last parameters (see model_hooks.h) and the tensors'
+// ModelSpan(), which the modelled instructions (ops_*.h) pass to ascend_model::Touch.
+#ifndef ASCEND_MODEL_RUNTIME_TYPES_H
+#define ASCEND_MODEL_RUNTIME_TYPES_H
+
+// The model's symbols are exported (the library is built with -fvisibility=hidden): a kernel built
+// separately (ms_msa.testing.ascend_model.kernel_variant) runs on the machine of the main library.
+#pragma GCC visibility push(default)
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "model_hooks.h"
+
+// Kernel-language qualifiers: the model runs everything on the host.
+#define __aicore__
+#define __global__
+#define __gm__
+#define __inout_pipe__(pipe)
+#define GM_ADDR __gm__ uint8_t *
+
+// ---- 16-bit floating types: host types with exact round-to-nearest-even conversions -----------------
+namespace ascend_model {
+
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+inline float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+// IEEE binary16, round to nearest even (overflow to inf, subnormals exact, NaN stays NaN).
+inline uint16_t FloatToHalfBits(float f) {
+  const uint32_t x = FloatBits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
+  const int32_t exp = static_cast<int32_t>(absx >> 23) - 127;
+  if (exp < -14) {  // half subnormal (or zero): value = mant * 2^-24
+    if (exp < -25) return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
+    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+    // value = mant * 2^(exp - 23) = m * 2^-24 with m = mant * 2^(exp + 1) = mant >> shift
+    const int shift = -exp - 1;
+    const uint32_t m = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1u);
+    const uint32_t halfway = 1u << (shift - 1);
+    uint32_t r = m + ((rest > halfway || (rest == halfway && (m & 1u))) ? 1u : 0u);
+    return static_cast<uint16_t>(sign | r);
+  }
+  uint32_t h = (static_cast<uint32_t>(exp + 15) << 10) | ((absx >> 13) & 0x3ffu);
+  const uint32_t rest = absx & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // carries into the exponent correctly
+  return static_cast<uint16_t>(sign | h);
+}
+
+inline float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0x1fu) return BitsFloat(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);  // mant * 2^-24, exact
+    return sign ? -v : v;
+  }
+  return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// bfloat16: the upper half of a float, round to nearest even; NaN stays a (quiet) NaN.
+inline uint16_t FloatToBf16Bits(float f) {
+  const uint32_t x = FloatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  const uint32_t lsb = (x >> 16) & 1u;
+  return static_cast<uint16_t>((x + 0x7fffu + lsb) >> 16);
+}
+inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+
+}  // namespace ascend_model
+
+// The device compiler's built-in `half` and `bfloat16_t` (global names, as in CANN).
+struct half {
+  uint16_t bits;
+  half() = default;
+  half(float f) : bits(ascend_model::FloatToHalfBits(f)) {}  // NOLINT: implicit as the built-in type
+  operator float() const { return ascend_model::HalfBitsToFloat(bits); }
+};
+struct bfloat16_t {
+  uint16_t bits;
+  bfloat16_t() = default;
+  bfloat16_t(float f) : bits(ascend_model::FloatToBf16Bits(f)) {}  // NOLINT
+  operator float() const { return ascend_model::Bf16BitsToFloat(bits); }
+};
+static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit types");
+static_assert(std::is_trivially_copyable<half>::value && std::is_trivially_copyable<bfloat16_t>::value, "POD");
+
+// ---- compiler built-in enums (global, as the device compiler declares them) --------------------------
+typedef enum {
+  PIPE_S = 0,
+  PIPE_V,
+  PIPE_M,
+  PIPE_MTE1,
+  PIPE_MTE2,
+  PIPE_MTE3,
+  PIPE_ALL,
+  PIPE_MTE4 = 7,
+  PIPE_MTE5 = 8,
+  PIPE_V2 = 9,
+  PIPE_FIX = 10,
+} pipe_t;
+
+typedef enum {
+  EVENT_ID0 = 0,
+  EVENT_ID1,
+  EVENT_ID2,
+  EVENT_ID3,
+  EVENT_ID4,
+  EVENT_ID5,
+  EVENT_ID6,
+  EVENT_ID7,
+} event_t;
+
+namespace AscendC {
+
+constexpr int32_t MIX = 0;
+constexpr int32_t AIC = 1;
+constexpr int32_t AIV = 2;
+
+enum class TPosition : uint8_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC,
+  SPM,
+  SHM = SPM,
+  TSCM,
+  C2PIPE2GM,
+  C2PIPE2LOCAL,
+  MAX,
+};
+using QuePosition = TPosition;
+
+enum class HardEvent : uint8_t {
+  // src_dst
+  MTE2_MTE1,
+  MTE1_MTE2,
+  MTE1_M,
+  M_MTE1,
+  MTE2_V,
+  V_MTE2,
+  MTE3_V,
+  V_MTE3,
+  M_V,
+  V_M,
+  V_V,
+  MTE3_MTE1,
+  MTE1_MTE3,
+  MTE1_V,
+  MTE2_M,
+  M_MTE2,
+  V_MTE1,
+  M_FIX,
+  FIX_M,
+  MTE3_MTE2,
+  MTE2_MTE3,
+  S_V,
+  V_S,
+  S_MTE2,
+  MTE2_S,
+  S_MTE3,
+  MTE3_S,
+  MTE2_FIX,
+  FIX_MTE2,
+  FIX_S,
+  M_S,
+  FIX_MTE3,
+  MTE1_FIX,
+  FIX_MTE1,
+  FIX_FIX,
+  MAX,
+};
+
+using TEventID = int8_t;
+
+template <typename T, typename U>
+struct IsSameType {
+  static constexpr bool value = false;
+};
+template <typename T>
+struct IsSameType<T, T> {
+  static constexpr bool value = true;
+};
+
+}  // namespace AscendC
+
+// ---- what the tensors need from the runtime (runtime.cc) ---------------------------------------------
+namespace ascend_model {
+
+// One buffer of a TPipe (InitBuffer) in a core's local memory.
+struct LocalBuffer {
+  Space space;
+  AscendC::TPosition position;
+  uint8_t *host;       // first byte
+  uint32_t bytes;      // length (rounded up to 32 bytes)
+  uint32_t address;    // byte offset inside the core's memory of that space
+  int thread;          // the core thread that owns it
+  Site initSite;       // where InitBuffer was called
+  const char *name;    // for messages: "keyL1_" read from the InitBuffer line, else "L1 buffer at <site>"
+};
+
+// A global-memory allocation made by the driver (an input, the output, the workspace).
+struct GmAllocation {
+  uint8_t *host;
+  uint64_t bytes;
+  const char *name;  // "GM:query", "GM:workspace", ...
+};
+
+// The allocation `p` points into (nullptr if none, e.g. an absent optional input).
+const GmAllocation *FindGm(const void *p);
+
+}  // namespace ascend_model
+
+namespace AscendC {
+
+template <typename T>
+class LocalTensor {
+ public:
+  using PrimType = T;
+  __aicore__ inline LocalTensor() {}
+
+  // Scalar access, executed by the S pipe.
+  __aicore__ inline __inout_pipe__(S) T GetValue(const uint32_t index,
+                                                 const ascend_model::Site &site = ascend_model::Site()) const {
+    T v;
+    std::memcpy(&v, ascend_model::Touch(ModelSpan(), static_cast<uint64_t>(index) * sizeof(T), sizeof(T),
+                                        ascend_model::Pipe::kS, ascend_model::Access::kRead,
+                                        "LocalTensor::GetValue", site),
+                sizeof(T));
+    return v;
+  }
+  template <typename S>
+  __aicore__ inline __inout_pipe__(S) void SetValue(const uint32_t index, const S value,
+                                                    const ascend_model::Site &site = ascend_model::Site()) const {
+    const T v = static_cast<T>(value);
+    std::memcpy(ascend_model::Touch(ModelSpan(), static_cast<uint64_t>(index) * sizeof(T), sizeof(T),
+                                    ascend_model::Pipe::kS, ascend_model::Access::kWrite, "LocalTensor::SetValue",
+                                    site),
+                &v, sizeof(T));
+  }
+  // A tensor starting `offset` elements further into the same buffer.
+  __aicore__ inline LocalTensor operator[](const uint32_t offset) const {
+    LocalTensor t = *this;
+    t.offsetBytes_ = offsetBytes_ + static_cast<uint64_t>(offset) * sizeof(T);
+    t.size_ = offset < size_ ? size_ - offset : 0;
+    return t;
+  }
+  template <typename U>
+  __aicore__ inline LocalTensor<U> ReinterpretCast() const {
+    LocalTensor<U> t;
+    t.buffer_ = buffer_;
+    t.offsetBytes_ = offsetBytes_;
+    t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
+    return t;
+  }
+  __aicore__ inline uint32_t GetSize() const { return size_; }
+  __aicore__ inline void SetSize(const uint32_t size) { size_ = size; }
+  __aicore__ inline int32_t GetPosition() const {
+    return buffer_ == nullptr ? static_cast<int32_t>(TPosition::MAX) : static_cast<int32_t>(buffer_->position);
+  }
+
+  // Model only: the bytes from this tensor's first element to the end of its buffer.
+  ascend_model::Span ModelSpan() const {
+    if (buffer_ == nullptr) return ascend_model::Span{ascend_model::Space::kUB, nullptr, 0, 0, "an unallocated LocalTensor"};
+    const uint64_t rest = offsetBytes_ < buffer_->bytes ? buffer_->bytes - offsetBytes_ : 0;
+    return ascend_model::Span{buffer_->space, buffer_->host + offsetBytes_, rest, buffer_->address + offsetBytes_,
+                              buffer_->name};
+  }
+  // Model only (runtime): a tensor over a whole buffer.
+  static LocalTensor ModelMake(const ascend_model::LocalBuffer *buffer, uint32_t elements) {
+    LocalTensor t;
+    t.buffer_ = buffer;
+    t.offsetBytes_ = 0;
+    t.size_ = elements;
+    return t;
+  }
+  const ascend_model::LocalBuffer *ModelBuffer() const { return buffer_; }
+  uint64_t ModelOffsetBytes() const { return offsetBytes_; }
+
+ private:
+  template <typename U>
+  friend class LocalTensor;
+  const ascend_model::LocalBuffer *buffer_ = nullptr;
+  uint64_t offsetBytes_ = 0;
+  uint32_t size_ = 0;  // elements from here to the end of the tensor
+};
+
+template <typename T>
+class GlobalTensor {
+ public:
+  using PrimType = T;
+  __aicore__ inline GlobalTensor() {}
+
+  __aicore__ inline void SetGlobalBuffer(__gm__ T *buffer, uint64_t bufferSize,
+                                         const ascend_model::Site &site = ascend_model::Site()) {
+    (void)site;
+    Bind(buffer, bufferSize, true);
+  }
+  __aicore__ inline void SetGlobalBuffer(__gm__ T *buffer, const ascend_model::Site &site = ascend_model::Site()) {
+    (void)site;
+    Bind(buffer, 0, false);
+  }
+  __aicore__ inline const __gm__ T *GetPhyAddr() const { return base_; }
+  __aicore__ inline __gm__ T *GetPhyAddr(const uint64_t offset) const { return base_ + offset; }
+
+  // Scalar access, executed by the S pipe.
+  __aicore__ inline __inout_pipe__(S) T GetValue(const uint64_t offset,
+                                                 const ascend_model::Site &site = ascend_model::Site()) const {
+    T v;
+    std::memcpy(&v, ascend_model::Touch(ModelSpan(), offset * sizeof(T), sizeof(T), ascend_model::Pipe::kS,
+                                        ascend_model::Access::kRead, "GlobalTensor::GetValue", site),
+                sizeof(T));
+    return v;
+  }
+  __aicore__ inline void SetValue(const uint64_t offset, T value,
+                                  const ascend_model::Site &site = ascend_model::Site()) {
+    std::memcpy(ascend_model::Touch(ModelSpan(), offset * sizeof(T), sizeof(T), ascend_model::Pipe::kS,
+                                    ascend_model::Access::kWrite, "GlobalTensor::SetValue", site),
+                &value, sizeof(T));
+  }
+  __aicore__ inline uint64_t GetSize() const { return bufferSize_; }
+  __aicore__ inline GlobalTensor operator[](const uint64_t offset) const {
+    GlobalTensor t = *this;
+    t.base_ = base_ + offset;
+    t.bufferSize_ = offset < bufferSize_ ? bufferSize_ - offset : 0;
+    return t;
+  }
+
+  // Model only: from this tensor's first element to the end of its allocation (or of the size given
+  // to SetGlobalBuffer, whichever is first). An address outside every allocation gives 0 bytes, so
+  // any access to it stops the run.
+  ascend_model::Span ModelSpan() const {
+    const ascend_model::GmAllocation *a = ascend_model::FindGm(base_);
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(base_);
+    if (a == nullptr || alloc_ == nullptr || a != alloc_) {
+      return ascend_model::Span{ascend_model::Space::kGM, const_cast<uint8_t *>(p), 0, 0,
+                                alloc_ != nullptr ? alloc_->name : "GM outside every allocation"};
+    }
+    uint64_t rest = static_cast<uint64_t>(a->host + a->bytes - p);
+    if (sized_ && bufferSize_ * sizeof(T) < rest) rest = bufferSize_ * sizeof(T);
+    return ascend_model::Span{ascend_model::Space::kGM, const_cast<uint8_t *>(p), rest,
+                              static_cast<uint64_t>(p - a->host), a->name};
+  }
+
+ private:
+  void Bind(T *buffer, uint64_t elements, bool sized) {
+    base_ = buffer;
+    alloc_ = ascend_model::FindGm(buffer);
+    sized_ = sized;
+    bufferSize_ = sized ? elements : (alloc_ != nullptr ? (alloc_->host + alloc_->bytes - reinterpret_cast<uint8_t *>(buffer)) / sizeof(T) : 0);
+  }
+  T *base_ = nullptr;
+  const ascend_model::GmAllocation *alloc_ = nullptr;  // where SetGlobalBuffer pointed
+  uint64_t bufferSize_ = 0;  // elements
+  bool sized_ = false;
+};
+
+}  // namespace AscendC
+
+#pragma GCC visibility pop
+
+#endif  // ASCEND_MODEL_RUNTIME_TYPES_H

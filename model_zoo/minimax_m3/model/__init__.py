@@ -1,0 +1,1 @@
+"""MiniMax-M3 config and causal LM."""

@@ -1,0 +1,85 @@
+"""Command line for greedy generation with MiniMax-M3 (``python -m model_zoo.minimax_m3.generate``).
+
+    python -m model_zoo.minimax_m3.generate --checkpoint DIR --prompt-ids 5,17,3 --new-tokens N
+                                            [--mode graph|pynative] [--dump-logits FILE]
+
+With --checkpoint, the model is built from DIR/config.json and its safetensors (release or
+transformers naming). Without it, a tiny randomly initialised MiniMax-M3 runs (4 layers: dense + MSA
+attention, dense + MoE MLPs; the text is noise: the point is the serving path and its speed). The
+prompt is token ids (no tokenizer here); --dump-logits writes float32 [prompt_len + N - 1, vocab]:
+the prefill's rows, then one row per decode step.
+"""
+import argparse
+import random
+import time
+
+import numpy as np
+
+from ..model.causal_lm import MiniMaxM3ForCausalLM
+from ..model.config import tiny_config
+from ..model.random_init import init_random_weights
+from .generate import generate_greedy
+
+
+def _prompt_ids(text):
+    try:
+        ids = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--prompt-ids must be comma-separated integers, got {text!r}") from None
+    if not ids:
+        raise argparse.ArgumentTypeError("--prompt-ids must hold at least one id")
+    return ids
+
+
+def build_model(args, total_tokens):
+    if args.checkpoint:
+        return MiniMaxM3ForCausalLM.from_pretrained(args.checkpoint, dtype=args.dtype, cache_tokens=total_tokens)
+    model = MiniMaxM3ForCausalLM(tiny_config(), dtype=args.dtype, cache_tokens=total_tokens)
+    return init_random_weights(model, args.seed)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", help="folder with config.json and *.safetensors (default: tiny random model)")
+    parser.add_argument("--prompt-ids", type=_prompt_ids, default=None,
+                        help="comma-separated token ids (default: 120 pseudo-random ids)")
+    parser.add_argument("--new-tokens", type=int, default=16)
+    parser.add_argument("--mode", choices=("graph", "pynative"), default="graph")
+    parser.add_argument("--dtype", choices=("float32", "float16"), default="float32")
+    parser.add_argument("--dump-logits", metavar="FILE", help="save float32 [prompt_len + N - 1, vocab] logits (.npy)")
+    parser.add_argument("--seed", type=int, default=0, help="weights of the random model")
+    args = parser.parse_args(argv)
+    if args.new_tokens < 1:
+        parser.error("--new-tokens must be >= 1")
+
+    prompt = args.prompt_ids or [random.Random(args.seed).randrange(512) for _ in range(120)]
+    start = time.perf_counter()
+    model = build_model(args, len(prompt) + args.new_tokens)
+    config = model.config
+    bad = [t for t in prompt if not 0 <= t < config.vocab_size]
+    if bad:
+        parser.error(f"--prompt-ids: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
+    print(f"MiniMax-M3 ({args.mode}, CPU, {args.dtype}): {config.num_hidden_layers} layers "
+          f"({config.attention_types.count('msa')} MSA), {config.num_parameters() / 1e6:.2f} M parameters, "
+          f"{'checkpoint ' + args.checkpoint if args.checkpoint else 'random weights'}; built in "
+          f"{time.perf_counter() - start:.2f} s")
+    if args.mode == "graph":
+        # One dynamic-shape graph serves prefill and decode: compile it on a two-token run first, so
+        # the timed run measures execution only.
+        start = time.perf_counter()
+        generate_greedy(model, prompt[:1], 2, mode="graph")
+        print(f"warm-up (graph compile + first run) {time.perf_counter() - start:.2f} s")
+    result = generate_greedy(model, prompt, args.new_tokens, mode=args.mode)
+    print(f"prompt: {len(prompt)} tokens")
+    print(f"generated {len(result['tokens'])} tokens: {result['tokens']}")
+    prefill = result["prefill_seconds"]
+    print(f"prefill: {len(prompt) / max(prefill, 1e-9):.1f} tokens/s ({prefill * 1e3:.1f} ms)")
+    steps = len(result["tokens"]) - 1
+    if steps:
+        decode = result["decode_seconds"]
+        print(f"decode:  {steps / max(decode, 1e-9):.1f} tokens/s ({decode * 1e3 / steps:.2f} ms per token)")
+    if args.dump_logits:
+        with open(args.dump_logits, "wb") as f:      # exactly FILE (np.save on a name would append .npy)
+            np.save(f, result["logits"].astype(np.float32))
+        print(f"logits {list(result['logits'].shape)} float32 written to {args.dump_logits}")
+    return result

@@ -1,0 +1,141 @@
+"""The CPU model of the AscendC API is as strict as the hardware (issue #10 §3): every single
+synchronisation call of the kernel is needed (dropping any one of them is reported as a hazard or a
+hang), a transfer grown past its buffer is reported, and a wrong LoadData or Fixpipe stride changes
+the results so that they fail the reference comparison.
+
+Dropping a sync call costs no rebuild: the model skips the call site named by `skip_sync_site`. The
+grown transfer and the wrong strides are edits of a copy of op_kernel/, built as a kernel variant
+(one dtype column, against the model library's runtime)."""
+import os
+import re
+import shutil
+
+import pytest
+
+from ms_msa.testing import ascend_model, cases
+from ms_msa.testing.numeric import assert_accepted, mismatches
+
+KERNEL_H = os.path.join(ascend_model.OP_KERNEL, "msa_index_score_kernel.h")
+_SYNC = re.compile(r"\b(CrossCoreSetFlag|CrossCoreWaitFlag|SetFlag|WaitFlag|PipeBarrier)\b")
+
+# Together these run every sync call of the kernel: fp16 and bf16 with int8 keys (both widening
+# paths), contiguous and strided scales, several pages per core (result slots reused), several tasks
+# per core, columns no row sees, request-mode forcing.
+SYNC_CASES = ["L1-prefill-unaligned", "L1-int8-dequant", "X-gqa-n2-4-tnd-int8", "X-bf16-int8", "L0-wide-table-257",
+              "L1-decode-speculative"]
+
+
+def _sync_sites_in_source():
+    """"msa_index_score_kernel.h:<line>:<api>" of every sync call in the kernel (comments stripped)."""
+    sites = set()
+    with open(KERNEL_H) as f:
+        for number, line in enumerate(f, 1):
+            code = line.split("//", 1)[0]
+            calls = _SYNC.findall(code)
+            assert len(calls) <= 1, f"one sync call per line, so that each can be dropped alone: line {number}"
+            if calls:
+                sites.add(f"msa_index_score_kernel.h:{number}:{calls[0]}")
+    return sites
+
+
+def _run(name, **kw):
+    case = cases.CASES_BY_NAME[name]
+    inputs = cases.build_inputs(case)
+    out = ascend_model.msa_index_score(*cases.call_args(inputs), **case.attrs(), **kw)
+    return case, inputs, out
+
+
+def test_every_sync_call_of_the_kernel_is_needed():
+    in_source = _sync_sites_in_source()
+    assert len(in_source) > 30
+    executed_by = {}
+    for name in SYNC_CASES:
+        run = ascend_model.KernelRun()
+        case, inputs, out = _run(name, run=run)
+        assert_accepted(out, inputs.run_reference(), case.fill_value, name)
+        for site in run.sync_sites:
+            if site.startswith("msa_index_score_kernel.h:"):
+                executed_by.setdefault(site, []).append(name)
+    missing = in_source - set(executed_by)
+    assert not missing, f"sync calls no case runs: {sorted(missing)}"
+    unnoticed = []
+    for site in sorted(in_source, key=lambda s: int(s.split(":")[1])):
+        reported = None
+        for name in executed_by[site]:
+            try:
+                _run(name, skip_sync_site=site)
+            except ascend_model.ModelError as err:
+                reported = str(err)
+                break
+        if reported is None:
+            unnoticed.append(site)
+        else:
+            assert any(kind in reported for kind in ("hazard:", "hang:", "flag still set")), (site, reported)
+    assert not unnoticed, f"dropping these sync calls went unnoticed: {unnoticed}"
+
+
+# --- edited copies of the kernel ------------------------------------------------------------------------
+
+def _variant(tmp_path, edits, query="half", key="half"):
+    """The kernel with each (old, new) text edit applied exactly once, built as a variant."""
+    src = tmp_path / "op_kernel"
+    shutil.copytree(ascend_model.OP_KERNEL, src)
+    path = src / "msa_index_score_kernel.h"
+    text = path.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path.write_text(text)
+    return ascend_model.KernelVariant(str(src), str(tmp_path / "build"), query, key)
+
+
+def test_unedited_copy_passes(tmp_path):
+    """The control: the variant machinery itself changes nothing."""
+    variant = _variant(tmp_path, [])
+    case, inputs, out = _run("L0-prefill-aligned", kernel=variant)
+    assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
+
+
+def test_transfer_grown_past_its_buffer_is_reported(tmp_path):
+    # Each Vector core copies one row more of the result slot than its rows: 65 rows into 64.
+    variant = _variant(tmp_path, [("                 myRows * kPageKeys);", "                 (myRows + 1) * kPageKeys);")])
+    with pytest.raises(ascend_model.ModelError, match=r"DataCopy.*out of bounds.*resultInQue_"):
+        _run("L0-prefill-aligned", kernel=variant)
+
+
+@pytest.mark.parametrize("edit", [
+    ("    qLoad.srcStride = rowsAligned / kFractal;", "    qLoad.srcStride = 1;"),  # LoadData (query, L1 -> L0A)
+    ("    fix.dstStride = kPageKeys;  // row-major [rows, 128] fp32 in the slot",
+     "    fix.dstStride = kPageKeys / 2;"),  # Fixpipe (L0C -> GM)
+], ids=["loaddata-srcstride", "fixpipe-dststride"])
+def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit):
+    variant = _variant(tmp_path, [edit])
+    case, inputs, out = _run("L0-prefill-aligned", kernel=variant)
+    assert mismatches(out, inputs.run_reference(), case.fill_value).any()
+
+
+def _site_of(text, api):
+    """The sync site of the kernel line holding `text`."""
+    with open(KERNEL_H) as f:
+        for number, line in enumerate(f, 1):
+            if text in line:
+                return f"msa_index_score_kernel.h:{number}:{api}"
+    raise AssertionError(text)
+
+
+def test_results_and_reports_do_not_depend_on_the_order_of_turns(monkeypatch):
+    """The model's threads take turns; in the other order the scores are bit-identical and every
+    dropped hand-over is still reported (hazards come from happens-before, not from an interleaving)."""
+    dropped = [_site_of("if (pagesIssued_ >= kResultSlots) CrossCoreWaitFlag", "CrossCoreWaitFlag"),
+               _site_of("CrossCoreWaitFlag(kFlagResultReady + slot);", "CrossCoreWaitFlag"),
+               _site_of("WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);", "WaitFlag")]
+    results = {}
+    for turns in ("forward", "reverse"):
+        monkeypatch.setenv("ASCEND_MODEL_TURNS", turns)
+        outs = [_run(name)[2] for name in ("L1-decode-speculative", "X-bf16-int8")]
+        for site in dropped:
+            with pytest.raises(ascend_model.ModelError, match="hazard|hang"):
+                _run("L1-decode-speculative", skip_sync_site=site)
+        results[turns] = outs
+    for a, b in zip(results["forward"], results["reverse"]):
+        assert a.tobytes() == b.tobytes()
