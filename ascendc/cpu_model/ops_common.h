@@ -155,80 +155,6 @@ inline const char *KindName(Kind k) {
   return "an unmodelled type";
 }
 
-// The rounding of a conversion, as AscendC's RoundMode names them (CAST_NONE on a lossy
-// conversion is CAST_RINT, as the Cast documentation says).
-enum class Rounding { kRint, kFloor, kCeil, kRound, kTrunc, kOdd };
-
-// Whether dropping `rest` (of `restBits` bits) from a magnitude whose kept part is `kept` rounds
-// the magnitude up, for a value of sign `negative`.
-inline bool RoundsUp(uint64_t kept, uint64_t rest, unsigned restBits, bool negative, Rounding r) {
-  if (rest == 0) return false;
-  const uint64_t halfway = restBits == 0 ? 0 : (uint64_t{1} << (restBits - 1));
-  switch (r) {
-    case Rounding::kRint: return rest > halfway || (rest == halfway && (kept & 1));
-    case Rounding::kRound: return rest >= halfway;
-    case Rounding::kTrunc: return false;
-    case Rounding::kFloor: return negative;
-    case Rounding::kCeil: return !negative;
-    case Rounding::kOdd: return (kept & 1) == 0;  // von Neumann: inexact results get an odd last bit
-  }
-  return false;
-}
-
-inline uint16_t FloatToHalfBits(float f, Rounding r) {
-  const uint32_t u = FloatBits(f);
-  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
-  const bool negative = sign != 0;
-  const uint32_t fexp = (u >> 23) & 0xFF;
-  const uint32_t fman = u & 0x7FFFFF;
-  if (fexp == 0xFF) return fman ? static_cast<uint16_t>(sign | 0x7E00) : static_cast<uint16_t>(sign | 0x7C00);
-  if (fexp == 0 && fman == 0) return sign;
-  // magnitude = m * 2^(e - 23) with m holding the implicit bit (float subnormals: e = -126).
-  const int e = fexp == 0 ? -126 : static_cast<int>(fexp) - 127;
-  const uint64_t m = fexp == 0 ? fman : (fman | 0x800000);
-  const uint16_t maxFinite = 0x7BFF;
-  if (e > 15) {  // beyond the half range before rounding
-    const bool toInf = r == Rounding::kRint || r == Rounding::kRound || (r == Rounding::kFloor && negative) ||
-                       (r == Rounding::kCeil && !negative);
-    return static_cast<uint16_t>(sign | (toInf ? 0x7C00 : maxFinite));
-  }
-  uint64_t bits;
-  uint64_t rest;
-  unsigned shift;
-  if (e >= -14) {  // a normal half: 10 mantissa bits, 13 dropped
-    shift = 13;
-    bits = (static_cast<uint64_t>(e + 15) << 10) | ((m >> shift) & 0x3FF);
-  } else {  // a subnormal half: units of 2^-24
-    shift = static_cast<unsigned>(-1 - e);
-    if (shift > 40) shift = 40;
-    bits = m >> shift;
-  }
-  rest = m & ((uint64_t{1} << shift) - 1);
-  if (RoundsUp(bits, rest, shift, negative, r)) {
-    if (r == Rounding::kOdd) bits |= 1;
-    else ++bits;  // carries into the exponent; 0x7BFF + 1 is inf, as rounding up past max is
-  }
-  if (bits >= 0x7C00 && !(r == Rounding::kRint || r == Rounding::kRound || (r == Rounding::kFloor && negative) ||
-                          (r == Rounding::kCeil && !negative))) {
-    bits = maxFinite;
-  }
-  return static_cast<uint16_t>(sign | bits);
-}
-
-inline uint16_t FloatToBF16Bits(float f, Rounding r) {
-  const uint32_t u = FloatBits(f);
-  if ((u & 0x7F800000) == 0x7F800000 && (u & 0x7FFFFF)) return static_cast<uint16_t>((u >> 16) | 0x0040);  // quiet nan
-  const bool negative = (u >> 31) != 0;
-  const uint32_t mag = u & 0x7FFFFFFF;
-  uint32_t kept = mag >> 16;
-  const uint32_t rest = mag & 0xFFFF;
-  if ((mag & 0x7F800000) != 0x7F800000 && RoundsUp(kept, rest, 16, negative, r)) {
-    if (r == Rounding::kOdd) kept |= 1;
-    else ++kept;  // 0x7F7F + 1 = inf: correct for the modes that round up in magnitude
-  }
-  return static_cast<uint16_t>((negative ? 0x8000 : 0) | kept);
-}
-
 // Loads / stores one element of T as float (the types the modelled arithmetic supports).
 template <typename T>
 inline float LoadFloat(const uint8_t *p) {
@@ -258,7 +184,7 @@ inline void StoreFloat(uint8_t *p, float v, Rounding r) {
     const uint16_t h = FloatToHalfBits(v, r);
     std::memcpy(p, &h, 2);
   } else if (k == Kind::kBF16) {
-    const uint16_t h = FloatToBF16Bits(v, r);
+    const uint16_t h = FloatToBf16Bits(v, r);
     std::memcpy(p, &h, 2);
   }
 }

@@ -114,17 +114,8 @@ struct FixpipeParamsV220 {
                     const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
                     const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
                     const uint16_t dstNdStrideIn, const uint8_t unitFlagIn)
-      : nSize(nSizeIn),
-        mSize(mSizeIn),
-        srcStride(srcStrideIn),
-        dstStride(dstStrideIn),
-        quantPre(quantPreIn),
-        deqScalar(deqScalarIn),
-        ndNum(ndNumIn),
-        srcNdStride(srcNdStrideIn),
-        dstNdStride(dstNdStrideIn),
-        reluEn(reluEnIn),
-        unitFlag(unitFlagIn) {}
+      : FixpipeParamsV220(nSizeIn, mSizeIn, srcStrideIn, dstStrideIn, reluEnIn, quantPreIn, deqScalarIn, ndNumIn,
+                          srcNdStrideIn, dstNdStrideIn, unitFlagIn, false) {}
   FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
                     const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
                     const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,

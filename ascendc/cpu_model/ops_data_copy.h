@@ -207,6 +207,20 @@ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, cons
   model_detail::ContiguousCopy(api, site, d, s, count, sizeof(T), Pipe::kMTE3);
 }
 
+namespace model_detail {
+// The documented ranges of DataCopyExtParams for rows of elements of `elemBytes` bytes.
+inline void RequireExtParams(const char *api, const ascend_model::Site &site, const DataCopyExtParams &p,
+                             uint64_t elemBytes) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
+  RequireRange(api, site, "blockLen", p.blockLen, 0, 2097151);
+  if (p.blockLen % elemBytes != 0) {
+    Fail(api, site, "blockLen = " + Num(p.blockLen) + " must be a multiple of sizeof(T) = " + Num(elemBytes));
+  }
+}
+}  // namespace model_detail
+
 // GM -> UB, blockCount rows of blockLen bytes (MTE2). Row i is read from
 //   src + i * (blockLen + srcStride)                      (bytes)
 // and written, after leftPadding elements, to
@@ -228,11 +242,7 @@ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, c
   const DataCopyExtParams &p = dataCopyParams;
   if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP
   const uint64_t e = sizeof(T);
-  RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
-  RequireRange(api, site, "blockLen", p.blockLen, 0, 2097151);
-  if (p.blockLen % e != 0) {
-    Fail(api, site, "blockLen = " + Num(p.blockLen) + " must be a multiple of sizeof(T) = " + Num(e));
-  }
+  model_detail::RequireExtParams(api, site, p, e);
   if (padParams.leftPadding * e > kBlockBytes || padParams.rightPadding * e > kBlockBytes) {
     Fail(api, site, "leftPadding / rightPadding (" + Num(padParams.leftPadding) + ", " + Num(padParams.rightPadding) +
                         " elements) must each fit in 32 bytes");
@@ -282,11 +292,7 @@ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, c
   const DataCopyExtParams &p = dataCopyParams;
   if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP
   const uint64_t e = sizeof(T);
-  RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
-  RequireRange(api, site, "blockLen", p.blockLen, 0, 2097151);
-  if (p.blockLen % e != 0) {
-    Fail(api, site, "blockLen = " + Num(p.blockLen) + " must be a multiple of sizeof(T) = " + Num(e));
-  }
+  model_detail::RequireExtParams(api, site, p, e);
   RequireAlign(api, site, s, kBlockBytes, "src");
   const uint64_t srcPitch =
       (p.blockLen + kBlockBytes - 1) / kBlockBytes * kBlockBytes + static_cast<uint64_t>(p.srcStride) * kBlockBytes;

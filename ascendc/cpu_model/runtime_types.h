@@ -24,7 +24,7 @@
 #define __inout_pipe__(pipe)
 #define GM_ADDR __gm__ uint8_t *
 
-// ---- 16-bit floating types: host types with exact round-to-nearest-even conversions -----------------
+// ---- 16-bit floating types: host types with exact conversions in every rounding mode of Cast ------
 namespace ascend_model {
 
 inline uint32_t FloatBits(float f) {
@@ -38,30 +38,82 @@ inline float BitsFloat(uint32_t u) {
   return f;
 }
 
-// IEEE binary16, round to nearest even (overflow to inf, subnormals exact, NaN stays NaN).
-inline uint16_t FloatToHalfBits(float f) {
-  const uint32_t x = FloatBits(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
-  const int32_t exp = static_cast<int32_t>(absx >> 23) - 127;
-  if (exp < -14) {  // half subnormal (or zero): value = mant * 2^-24
-    if (exp < -25) return static_cast<uint16_t>(sign);  // below half of the smallest subnormal
-    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-    // value = mant * 2^(exp - 23) = m * 2^-24 with m = mant * 2^(exp + 1) = mant >> shift
-    const int shift = -exp - 1;
-    const uint32_t m = mant >> shift;
-    const uint32_t rest = mant & ((1u << shift) - 1u);
-    const uint32_t halfway = 1u << (shift - 1);
-    uint32_t r = m + ((rest > halfway || (rest == halfway && (m & 1u))) ? 1u : 0u);
-    return static_cast<uint16_t>(sign | r);
+// The rounding of a conversion, as AscendC's RoundMode names them (CAST_NONE on a lossy
+// conversion is CAST_RINT, as the Cast documentation says).
+enum class Rounding { kRint, kFloor, kCeil, kRound, kTrunc, kOdd };
+
+// Whether dropping `rest` (of `restBits` bits) from a magnitude whose kept part is `kept` rounds
+// the magnitude up, for a value of sign `negative`.
+inline bool RoundsUp(uint64_t kept, uint64_t rest, unsigned restBits, bool negative, Rounding r) {
+  if (rest == 0) return false;
+  const uint64_t halfway = restBits == 0 ? 0 : (uint64_t{1} << (restBits - 1));
+  switch (r) {
+    case Rounding::kRint: return rest > halfway || (rest == halfway && (kept & 1));
+    case Rounding::kRound: return rest >= halfway;
+    case Rounding::kTrunc: return false;
+    case Rounding::kFloor: return negative;
+    case Rounding::kCeil: return !negative;
+    case Rounding::kOdd: return (kept & 1) == 0;  // von Neumann: inexact results get an odd last bit
   }
-  uint32_t h = (static_cast<uint32_t>(exp + 15) << 10) | ((absx >> 13) & 0x3ffu);
-  const uint32_t rest = absx & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // carries into the exponent correctly
-  return static_cast<uint16_t>(sign | h);
+  return false;
 }
+
+inline uint16_t FloatToHalfBits(float f, Rounding r) {
+  const uint32_t u = FloatBits(f);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  const bool negative = sign != 0;
+  const uint32_t fexp = (u >> 23) & 0xFF;
+  const uint32_t fman = u & 0x7FFFFF;
+  if (fexp == 0xFF) return fman ? static_cast<uint16_t>(sign | 0x7E00) : static_cast<uint16_t>(sign | 0x7C00);
+  if (fexp == 0 && fman == 0) return sign;
+  // magnitude = m * 2^(e - 23) with m holding the implicit bit (float subnormals: e = -126).
+  const int e = fexp == 0 ? -126 : static_cast<int>(fexp) - 127;
+  const uint64_t m = fexp == 0 ? fman : (fman | 0x800000);
+  const uint16_t maxFinite = 0x7BFF;
+  if (e > 15) {  // beyond the half range before rounding
+    const bool toInf = r == Rounding::kRint || r == Rounding::kRound || (r == Rounding::kFloor && negative) ||
+                       (r == Rounding::kCeil && !negative);
+    return static_cast<uint16_t>(sign | (toInf ? 0x7C00 : maxFinite));
+  }
+  uint64_t bits;
+  uint64_t rest;
+  unsigned shift;
+  if (e >= -14) {  // a normal half: 10 mantissa bits, 13 dropped
+    shift = 13;
+    bits = (static_cast<uint64_t>(e + 15) << 10) | ((m >> shift) & 0x3FF);
+  } else {  // a subnormal half: units of 2^-24
+    shift = static_cast<unsigned>(-1 - e);
+    if (shift > 40) shift = 40;
+    bits = m >> shift;
+  }
+  rest = m & ((uint64_t{1} << shift) - 1);
+  if (RoundsUp(bits, rest, shift, negative, r)) {
+    if (r == Rounding::kOdd) bits |= 1;
+    else ++bits;  // carries into the exponent; 0x7BFF + 1 is inf, as rounding up past max is
+  }
+  if (bits >= 0x7C00 && !(r == Rounding::kRint || r == Rounding::kRound || (r == Rounding::kFloor && negative) ||
+                          (r == Rounding::kCeil && !negative))) {
+    bits = maxFinite;
+  }
+  return static_cast<uint16_t>(sign | bits);
+}
+
+inline uint16_t FloatToBf16Bits(float f, Rounding r) {
+  const uint32_t u = FloatBits(f);
+  if ((u & 0x7F800000) == 0x7F800000 && (u & 0x7FFFFF)) return static_cast<uint16_t>((u >> 16) | 0x0040);  // quiet nan
+  const bool negative = (u >> 31) != 0;
+  const uint32_t mag = u & 0x7FFFFFFF;
+  uint32_t kept = mag >> 16;
+  const uint32_t rest = mag & 0xFFFF;
+  if ((mag & 0x7F800000) != 0x7F800000 && RoundsUp(kept, rest, 16, negative, r)) {
+    if (r == Rounding::kOdd) kept |= 1;
+    else ++kept;  // 0x7F7F + 1 = inf: correct for the modes that round up in magnitude
+  }
+  return static_cast<uint16_t>((negative ? 0x8000 : 0) | kept);
+}
+
+// The conversions of the built-in types (and of CAST_NONE): round to nearest even.
+inline uint16_t FloatToHalfBits(float f) { return FloatToHalfBits(f, Rounding::kRint); }
 
 inline float HalfBitsToFloat(uint16_t h) {
   const uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
@@ -75,13 +127,8 @@ inline float HalfBitsToFloat(uint16_t h) {
   return BitsFloat(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
-// bfloat16: the upper half of a float, round to nearest even; NaN stays a (quiet) NaN.
-inline uint16_t FloatToBf16Bits(float f) {
-  const uint32_t x = FloatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  const uint32_t lsb = (x >> 16) & 1u;
-  return static_cast<uint16_t>((x + 0x7fffu + lsb) >> 16);
-}
+// bfloat16: the upper half of a float; NaN stays a (quiet) NaN.
+inline uint16_t FloatToBf16Bits(float f) { return FloatToBf16Bits(f, Rounding::kRint); }
 inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
 
 }  // namespace ascend_model
