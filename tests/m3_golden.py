@@ -3,7 +3,7 @@
 The reference is transformers' `MiniMaxM3VLForCausalLM` (torch CPU, float32, eager attention), run by
 tests/m3_golden_run.py in a subprocess, so torch never shares a process with MindSpore. Both results are
 cached on disk by content hash (MS_MSA_GOLDEN_CACHE, default ~/.cache/ms_msa/m3_golden): a repeated test run
-starts no subprocess at all.
+starts no subprocess at all. Entries unused for CACHE_KEEP_DAYS are removed.
 
     cfg = write_tiny_checkpoint(path, naming="release", dtype="bfloat16", shards=2, index_block_size=128)
     ref = reference_run(path, prompt_ids, new_tokens=4)
@@ -12,6 +12,7 @@ starts no subprocess at all.
 The interpreter is MS_MSA_REFERENCE_PYTHON if set, else this one (scripts/bootstrap.sh installs torch and
 transformers from requirements-reference.txt into the project's environment).
 """
+import functools
 import hashlib
 import importlib.util
 import json
@@ -20,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -47,11 +49,26 @@ def reference_missing():
     return None
 
 
+CACHE_KEEP_DAYS = 14  # entries not used for this long are removed (old harness versions pile up otherwise)
+
+
+@functools.lru_cache(maxsize=None)
 def _cache_dir():
     path = os.environ.get("MS_MSA_GOLDEN_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "ms_msa",
                                                                  "m3_golden"))
     os.makedirs(path, exist_ok=True)
+    cutoff = time.time() - CACHE_KEEP_DAYS * 86400
+    for name in os.listdir(path):
+        entry = os.path.join(path, name)
+        if os.path.getmtime(entry) < cutoff:
+            shutil.rmtree(entry, ignore_errors=True)
     return path
+
+
+def _used(entry):
+    """Marks a cache entry as used now (its age is the time since its last use)."""
+    os.utime(entry)
+    return entry
 
 
 def _digest(*parts):
@@ -119,6 +136,7 @@ def write_tiny_checkpoint(path, *, naming="release", dtype="float32", shards=1, 
             _run("write", spec_file, tmp)
             os.remove(spec_file)
         _publish(build, cached)
+    _used(cached)
     os.makedirs(path, exist_ok=True)
     for name in os.listdir(cached):
         shutil.copy(os.path.join(cached, name), os.path.join(path, name))
@@ -172,6 +190,7 @@ def reference_run(path, prompt_ids, new_tokens):
                 json.dump(spec, f)
             _run("run", os.path.abspath(path), spec_file, os.path.join(tmp, "result.npz"))
         _publish(build, cached)
+    _used(cached)
     with np.load(os.path.join(cached, "result.npz")) as data:
         out = {"tokens": [int(t) for t in data["tokens"]], "logits": data["logits"], "selections": {},
                "index_margin": {}}
