@@ -39,8 +39,10 @@ setup(
     version="0.1.0",
     description="MindSpore MsaIndexScore (MiniMax-M3 sparse attention index scoring): fused CPU and Ascend kernels",
     packages=find_packages(include=["ms_msa", "ms_msa.*"]),
-    # The build stamp travels with the library, so an installed package does not try to rebuild it.
-    package_data={"ms_msa": ["lib/*.so", "lib/*.stamp", "csrc/*/*.h", "csrc/*/*.cc", "csrc/*/*.inc"]},
+    # The build stamp travels with the library, so an installed package does not try to rebuild it. Only the
+    # production library: the sanitizer build and the AscendC model (lib/ascend_model/) are for tests.
+    package_data={"ms_msa": ["lib/libms_msa_cpu.so", "lib/libms_msa_cpu.so.stamp", "csrc/*/*.h", "csrc/*/*.cc",
+                             "csrc/*/*.inc"]},
     python_requires=">=3.9,<3.12",
     install_requires=["mindspore==2.10.0", "numpy<2"],
     cmdclass={"build_py": BuildWithKernel},
