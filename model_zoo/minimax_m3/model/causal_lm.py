@@ -83,6 +83,9 @@ class MiniMaxM3ForCausalLM(nn.Cell):
             CPU bfloat16 MatMul/Gather/Exp: bf16 checkpoints are cast). Default: ``"float32"``.
         cache_tokens (int): capacity of each layer's caches, in tokens (rounded up to whole pages).
             Default: ``4096``.
+        layer_factory (callable, optional): builds decoder layer i as ``layer_factory(config, i, dtype,
+            num_pages)``; the tensor-parallel model (``parallel/``) passes its rank's layers. Default: ``None``
+            (MiniMaxM3DecoderLayer).
 
     Inputs:
         - **input_ids** (Tensor) - [T] int32, the step's tokens packed request after request.
@@ -114,7 +117,7 @@ class MiniMaxM3ForCausalLM(nn.Cell):
         4
     """
 
-    def __init__(self, config, dtype="float32", *, cache_tokens=4096):
+    def __init__(self, config, dtype="float32", *, cache_tokens=4096, layer_factory=None):
         super().__init__()
         if not isinstance(config, MiniMaxM3Config):
             raise TypeError(f"config must be a MiniMaxM3Config, got {type(config).__name__}")
@@ -128,7 +131,8 @@ class MiniMaxM3ForCausalLM(nn.Cell):
         ms_dtype = CPU_DTYPES[dtype]
         self.embed_tokens = Parameter(initializer("zeros", (config.vocab_size, config.hidden_size), ms_dtype),
                                       name="embed_tokens")
-        self.layers = nn.CellList([MiniMaxM3DecoderLayer(config, i, dtype, self.num_pages)
+        make_layer = layer_factory or MiniMaxM3DecoderLayer
+        self.layers = nn.CellList([make_layer(config, i, dtype, self.num_pages)
                                    for i in range(config.num_hidden_layers)])
         self.msa_flags = tuple(kind == "msa" for kind in config.attention_types)
         self.norm = GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, ms_dtype)

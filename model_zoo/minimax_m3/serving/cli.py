@@ -2,12 +2,14 @@
 
     python -m model_zoo.minimax_m3.generate --checkpoint DIR --prompt-ids 5,17,3 --new-tokens N
                                             [--mode graph|pynative] [--dump-logits FILE]
+                                            [--tp R [--timeout S]]
 
 With --checkpoint, the model is built from DIR/config.json and its safetensors (release or
 transformers naming). Without it, a tiny randomly initialised MiniMax-M3 runs (4 layers: dense + MSA
 attention, dense + MoE MLPs; the text is noise: the point is the serving path and its speed). The
 prompt is token ids (no tokenizer here); --dump-logits writes float32 [prompt_len + N - 1, vocab]:
-the prefill's rows, then one row per decode step.
+the prefill's rows, then one row per decode step. --tp R runs the same generation tensor-parallel
+over R processes started with msrun (parallel/launch.py); rank 0 prints and writes --dump-logits.
 """
 import argparse
 import random
@@ -47,29 +49,55 @@ def main(argv=None):
     parser.add_argument("--mode", choices=("graph", "pynative"), default="graph")
     parser.add_argument("--dtype", choices=("float32", "float16"), default="float32")
     parser.add_argument("--dump-logits", metavar="FILE", help="save float32 [prompt_len + N - 1, vocab] logits (.npy)")
+    parser.add_argument("--dump-selections", metavar="FILE",
+                        help="save every MSA layer's selections (.npz, key layer_<i>: int32 [rows, index_heads, top_k], "
+                             "rows as --dump-logits, block ids ascending, -1 = none)")
     parser.add_argument("--seed", type=int, default=0, help="weights of the random model")
+    parser.add_argument("--tp", type=int, default=1, metavar="R",
+                        help="tensor parallel: start R processes with msrun on this machine (127.0.0.1); heads, MLP "
+                             "widths and experts must divide by R (docs/tensor_parallel.md)")
+    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
+                        help="with --tp: stop every rank and fail after S seconds in total (default 900)")
     args = parser.parse_args(argv)
+    args.argv = argv          # --tp hands the same arguments to every rank
     if args.new_tokens < 1:
         parser.error("--new-tokens must be >= 1")
+    if args.tp < 1:
+        parser.error("--tp must be >= 1")
+    if args.timeout <= 0:
+        parser.error("--timeout must be > 0")
 
     prompt = args.prompt_ids or [random.Random(args.seed).randrange(512) for _ in range(120)]
+    if args.tp > 1:
+        from ..parallel import launch       # imported here: only --tp needs mindspore.communication and psutil
+        return launch.main(args, prompt, parser)
     start = time.perf_counter()
     model = build_model(args, len(prompt) + args.new_tokens)
+    return run_generation(args, prompt, model, time.perf_counter() - start, parser.error)
+
+
+def run_generation(args, prompt, model, build_seconds, error, wrap=None, finish=None):
+    """Checks the prompt, prints the model line, warms up (graph), generates, prints tokens and speeds, writes
+    --dump-logits / --dump-selections. `wrap` (optional) wraps the model for the timed run (the TP ranks count
+    steps with it); `finish` (optional) maps the result before it is written (the TP ranks gather selections)."""
     config = model.config
     bad = [t for t in prompt if not 0 <= t < config.vocab_size]
     if bad:
-        parser.error(f"--prompt-ids: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
+        error(f"--prompt-ids: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
     print(f"MiniMax-M3 ({args.mode}, CPU, {args.dtype}): {config.num_hidden_layers} layers "
           f"({config.attention_types.count('msa')} MSA), {config.num_parameters() / 1e6:.2f} M parameters, "
           f"{'checkpoint ' + args.checkpoint if args.checkpoint else 'random weights'}; built in "
-          f"{time.perf_counter() - start:.2f} s")
+          f"{build_seconds:.2f} s")
     if args.mode == "graph":
         # One dynamic-shape graph serves prefill and decode: compile it on a two-token run first, so
         # the timed run measures execution only.
         start = time.perf_counter()
         generate_greedy(model, prompt[:1], 2, mode="graph")
         print(f"warm-up (graph compile + first run) {time.perf_counter() - start:.2f} s")
-    result = generate_greedy(model, prompt, args.new_tokens, mode=args.mode)
+    result = generate_greedy(wrap(model) if wrap else model, prompt, args.new_tokens, mode=args.mode,
+                             return_selections=bool(args.dump_selections))
+    if finish:
+        result = finish(result)
     print(f"prompt: {len(prompt)} tokens")
     print(f"generated {len(result['tokens'])} tokens: {result['tokens']}")
     prefill = result["prefill_seconds"]
@@ -82,4 +110,8 @@ def main(argv=None):
         with open(args.dump_logits, "wb") as f:      # exactly FILE (np.save on a name would append .npy)
             np.save(f, result["logits"].astype(np.float32))
         print(f"logits {list(result['logits'].shape)} float32 written to {args.dump_logits}")
+    if args.dump_selections:
+        with open(args.dump_selections, "wb") as f:
+            np.savez(f, **{f"layer_{layer}": sel for layer, sel in result["selections"].items()})
+        print(f"selections of MSA layers {sorted(result['selections'])} written to {args.dump_selections}")
     return result
