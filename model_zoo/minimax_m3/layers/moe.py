@@ -125,6 +125,9 @@ class MiniMaxM3MoE(nn.Cell):
     Args:
         config (MiniMaxM3Config): the model's settings.
         dtype (mindspore.dtype): weight and activation dtype (the router stays float32).
+        experts (nn.Cell, optional): the routed experts, called as RoutedExperts is; default: all of them.
+        shared_experts (nn.Cell, optional): the shared expert; default: the whole SwiGLU-OAI MLP. A
+            tensor-parallel rank passes its slices of both (parallel/tp_layers.py).
 
     Inputs:
         - **x** (Tensor) - [T, hidden_size].
@@ -145,12 +148,13 @@ class MiniMaxM3MoE(nn.Cell):
         (3, 8)
     """
 
-    def __init__(self, config, dtype):
+    def __init__(self, config, dtype, experts=None, shared_experts=None):
         super().__init__()
         self.gate = TopKRouter(config)
-        self.experts = RoutedExperts(config, dtype)
-        self.shared_experts = SwigluOaiMLP(config.hidden_size, config.shared_intermediate_size, config.swiglu_alpha,
-                                           config.swiglu_limit, config.swiglu_beta, dtype)
+        self.experts = RoutedExperts(config, dtype) if experts is None else experts
+        self.shared_experts = shared_experts if shared_experts is not None else SwigluOaiMLP(
+            config.hidden_size, config.shared_intermediate_size, config.swiglu_alpha, config.swiglu_limit,
+            config.swiglu_beta, dtype)
 
     def construct(self, x):
         expert_ids, weights = self.gate(x)

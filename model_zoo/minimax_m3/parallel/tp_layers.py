@@ -11,7 +11,7 @@ from mindspore import nn, ops
 
 from ..layers.m3_attention import M3Attention
 from ..layers.mlp import SwigluOaiMLP
-from ..layers.moe import RoutedExperts, TopKRouter
+from ..layers.moe import MiniMaxM3MoE, RoutedExperts
 from ..layers.msa_config import CPU_DTYPES
 from ..layers.rms_norm import GemmaRMSNorm
 from ..model.causal_lm import MiniMaxM3DecoderLayer, MiniMaxM3ForCausalLM
@@ -96,41 +96,12 @@ class LocalExperts(RoutedExperts):
         return super().construct(x, local, weights)
 
 
-class TPMoE(nn.Cell):
-    r"""MiniMax-M3's MoE on one rank: the replicated router, this rank's experts, its slice of the shared expert.
-
-    Args:
-        config (MiniMaxM3Config): the global config. rank (int), tp_size (int). dtype (mindspore.dtype).
-
-    Inputs:
-        - **x** (Tensor) - [T, hidden_size].
-
-    Outputs:
-        Tensor [T, hidden_size]: this rank's partial sum (the decoder layer all-reduces it).
-
-    Supported Platforms:
-        ``CPU``
-
-    Examples:
-        >>> import numpy as np
-        >>> import mindspore as ms
-        >>> from model_zoo.minimax_m3.model.config import MiniMaxM3Config
-        >>> cfg = MiniMaxM3Config(hidden_size=8, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=4,
-        ...                       shared_intermediate_size=4)
-        >>> TPMoE(cfg, 0, 2, ms.float32)(ms.Tensor(np.ones((3, 8), np.float32))).shape
-        (3, 8)
-    """
-
-    def __init__(self, config, rank, tp_size, dtype):
-        super().__init__()
-        self.gate = TopKRouter(config)
-        self.experts = LocalExperts(config, rank, tp_size, dtype)
-        self.shared_experts = SwigluOaiMLP(config.hidden_size, config.shared_intermediate_size // tp_size,
-                                           config.swiglu_alpha, config.swiglu_limit, config.swiglu_beta, dtype)
-
-    def construct(self, x):
-        expert_ids, weights = self.gate(x)
-        return ops.cast(self.experts(x, expert_ids, weights), x.dtype) + self.shared_experts(x)
+def tp_moe(config, rank, tp_size, dtype):
+    """MiniMaxM3MoE on one rank: the replicated router, this rank's experts, its column/row slice of the
+    shared expert. Its output is the rank's partial sum (the decoder layer all-reduces it)."""
+    shared = SwigluOaiMLP(config.hidden_size, config.shared_intermediate_size // tp_size, config.swiglu_alpha,
+                          config.swiglu_limit, config.swiglu_beta, dtype)
+    return MiniMaxM3MoE(config, dtype, experts=LocalExperts(config, rank, tp_size, dtype), shared_experts=shared)
 
 
 class TPDecoderLayer(MiniMaxM3DecoderLayer):
@@ -164,7 +135,7 @@ class TPDecoderLayer(MiniMaxM3DecoderLayer):
         # (BlockSparseAttention), so the rank's query heads use only its own index heads' selections.
         self.self_attn = M3Attention(part, layer_index, dtype, num_pages)
         if config.mlp_types[layer_index] == "moe":
-            self.mlp = TPMoE(config, rank, tp_size, ms_dtype)
+            self.mlp = tp_moe(config, rank, tp_size, ms_dtype)
         else:
             self.mlp = SwigluOaiMLP(config.hidden_size, part.dense_intermediate_size, config.swiglu_alpha,
                                     config.swiglu_limit, config.swiglu_beta, ms_dtype)
@@ -243,5 +214,5 @@ def full_shape(local_shape, rule, tp_size):
     return tuple(shape)
 
 
-__all__ = ["check_tp_size", "local_config", "LocalExperts", "TPMoE", "TPDecoderLayer", "build_tp_model",
+__all__ = ["check_tp_size", "local_config", "LocalExperts", "tp_moe", "TPDecoderLayer", "build_tp_model",
            "step_collective_bytes", "shard_rules", "full_shape"]
