@@ -176,7 +176,8 @@ def test_tp_that_does_not_divide_the_heads_is_refused_before_any_process(ckpt):
 @pytest.mark.parametrize("fault, pattern", [
     ("1:2:exit", r"rank 1 \(pid \d+\) exited without finishing"),
     # rank 0 waits in the step's AllReduce: either its collective fails or --timeout fires; rank 1 is named
-    ("1:2:hang", r"(timed out after|rank 0 failed); rank 1 is behind \(hung or slow\): .*\{0: 2, 1: 1\}")])
+    ("1:2:hang", r"(timed out after \d+ s \(--timeout\)|rank 0 failed); rank 1 is behind \(hung or slow\): "
+                 r".*\{0: 2, 1: 1\}")])
 def test_a_rank_that_dies_or_hangs_stops_the_run_naming_it(ckpt, fault, pattern):
     path, ids, _, _ = ckpt("release_f32")
     timeout = 60

@@ -67,3 +67,23 @@ def test_rank_slices_reassemble_every_weight(tp):
     sharded = [n for n, parts in pieces.items() if parts[0][0][0] != "full"]
     assert any("experts.gate_up_proj" in n for n in sharded) and any("o_proj" in n for n in sharded)
     assert not any("indexer.k_proj" in n or "gate.weight" in n for n in sharded)   # shared index key, router
+
+
+def test_block_split_model_replicates_every_weight_and_holds_only_its_pages():
+    from model_zoo.minimax_m3.parallel.block_split_layers import build_block_split_model
+    from model_zoo.minimax_m3.parallel.block_split_plan import check_block_split
+    config = tiny_config()
+    whole = MiniMaxM3ForCausalLM(config, cache_tokens=100)          # ceil(100 / 16) = 7 pages of 16 tokens
+    caches = {n: tuple(p.shape) for n, p in whole.parameters_and_names() if n.endswith("_cache")}
+    for rank in (0, 1):
+        model = build_block_split_model(config, "float32", 100, rank, 2)
+        assert {n: tuple(p.shape) for n, p in model.weights().items()} == \
+            {n: tuple(p.shape) for n, p in whole.weights().items()}
+        local = {n: tuple(p.shape) for n, p in model.parameters_and_names() if n.endswith("_cache")}
+        assert local == {n: (4,) + shape[1:] for n, shape in caches.items()}    # pages rank, rank + 2, ...
+        assert model.num_pages == 7 and model.collective_bytes() == 0          # the batcher still sees 7
+    for bad in (0, -1, True, 2.0):
+        with pytest.raises(ValueError, match="--block-split"):
+            check_block_split(bad)
+    with pytest.raises(ValueError, match="rank must be"):
+        build_block_split_model(config, "float32", 100, 2, 2)

@@ -122,12 +122,25 @@ class M3Attention(nn.Cell):
             self.write_cache = PagedCacheWrite()
             self.attend = BlockSparseAttention(layer_config)
 
-    def construct(self, hidden_states, positions, slot_mapping, batch_valid_length, q_seq_lens, block_tables, table,
-                  token_request, visible_end):
+    def project(self, hidden_states, positions):
+        """query [T, heads, head_dim] and key [T, kv_heads, head_dim] (normalised, rotated), value."""
         query = self.q_norm(self.q_proj(hidden_states).reshape((-1, self.heads, self.head_dim)))
         key = self.k_norm(self.k_proj(hidden_states).reshape((-1, self.kv_heads, self.head_dim)))
         value = self.v_proj(hidden_states).reshape((-1, self.kv_heads, self.head_dim))
-        query, key = self.rope(query, positions), self.rope(key, positions)
+        return self.rope(query, positions), self.rope(key, positions), value
+
+    def dense_blocks(self, table, visible_end):
+        """A dense layer's (block_ids, selected) for BlockSparseAttention: every block each token can see
+        (blocks below ceil(visible_end / P)), [T, KV heads, MB]."""
+        blocks = ops.cumsum(ops.ones_like(table[0]), 0) - 1                                # [MB], MB may be dynamic
+        visible_blocks = ops.floor_div(visible_end + (self.block_size - 1), self.block_size)
+        shape = (visible_end.shape[0], self.dense_index_heads, table.shape[1])
+        block_ids = ops.broadcast_to(blocks.reshape((1, 1, -1)), shape)
+        return block_ids, block_ids < visible_blocks.reshape((-1, 1, 1))
+
+    def construct(self, hidden_states, positions, slot_mapping, batch_valid_length, q_seq_lens, block_tables, table,
+                  token_request, visible_end):
+        query, key, value = self.project(hidden_states, positions)
         if self.is_msa:
             index_query, index_key = self.indexer(hidden_states, positions)
             context, selection = self.core(query, key, value, index_query, index_key, slot_mapping,
@@ -136,12 +149,8 @@ class M3Attention(nn.Cell):
             return self.o_proj(context.reshape((-1, self.heads * self.head_dim))), selection
         key_cache = self.write_cache(self.key_cache, slot_mapping, key)
         value_cache = self.write_cache(self.value_cache, slot_mapping, value)
-        # Dense = block-sparse over every block the token can see (blocks below ceil(visible_end / P)).
-        blocks = ops.cumsum(ops.ones_like(table[0]), 0) - 1                                # [MB], MB may be dynamic
-        visible_blocks = ops.floor_div(visible_end + (self.block_size - 1), self.block_size)
-        shape = (hidden_states.shape[0], self.dense_index_heads, table.shape[1])
-        block_ids = ops.broadcast_to(blocks.reshape((1, 1, -1)), shape)
-        selected = block_ids < visible_blocks.reshape((-1, 1, 1))
+        # Dense = block-sparse over every block the token can see.
+        block_ids, selected = self.dense_blocks(table, visible_end)
         context = self.attend(query, key_cache, value_cache, block_ids, selected, table, token_request, visible_end)
         return self.o_proj(context.reshape((-1, self.heads * self.head_dim)))
 

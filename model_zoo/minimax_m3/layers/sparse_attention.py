@@ -72,6 +72,15 @@ class BlockSparseAttention(nn.Cell):
 
     def construct(self, query, key_cache, value_cache, block_ids, selected, block_table, token_request,
                   visible_end):
+        out, _, _ = self.partial(query, key_cache, value_cache, block_ids, selected, block_table, token_request,
+                                 visible_end)
+        return ops.cast(out.reshape((query.shape[0], -1, self.head_dim)), query.dtype)
+
+    def partial(self, query, key_cache, value_cache, block_ids, selected, block_table, token_request, visible_end):
+        """The attention with its softmax statistics, for combining partial results over key subsets (the
+        block-table split: each rank attends over its own blocks). Returns float32 tensors of
+        [T * G, heads_per_group, .]: the normalised output [.., D], the row max of the scores [.., 1] (0 for a row
+        with no visible key) and the row sum of exp(score - max) [.., 1] (0 for such a row)."""
         num_tokens = query.shape[0]
         block_ids = ops.gather(block_ids, self.group_index_head, 1)                      # [T, G, K]
         selected = ops.gather(ops.cast(selected, ms.int32), self.group_index_head, 1) > 0
@@ -101,8 +110,7 @@ class BlockSparseAttention(nn.Cell):
         weights = ops.exp(scores - peak)
         total = self.row_sum(weights, -1)
         weights = weights / ops.select(total > 0, total, ops.ones_like(total))
-        out = self.matmul_pv(weights, values)
-        return ops.cast(out.reshape((num_tokens, -1, self.head_dim)), query.dtype)
+        return self.matmul_pv(weights, values), peak, total
 
     def _gather_rows(self, cache, rows, num_tokens):
         flat = cache.reshape((-1, self.head_dim))

@@ -1,1 +1,2 @@
-"""Tensor-parallel pieces of the MSA layer (simulated on one machine, see docs/tensor_parallel.md)."""
+"""MiniMax-M3 across ranks with msrun and mindspore.communication: head parallelism (--tp) and the block-table
+split (--block-split); see docs/tensor_parallel.md."""

@@ -1,4 +1,5 @@
-"""``generate --tp R``: starts R ranks with msrun on this machine and watches them until they finish, fail or time out.
+"""``generate --tp R`` / ``--block-split R``: starts R ranks with msrun on this machine and watches them until they
+finish, fail or time out.
 
 The user writes no rank file: msrun gets 127.0.0.1, a free port and a temporary --log_dir. Each rank (rank.py)
 writes into that folder its pid, its step count, its stdout and, at the end, a status ("ok" or the error). The
@@ -22,22 +23,35 @@ LAUNCHER_ENV = "MS_MSA_TP_LAUNCHER"    # "launcher pid:msrun process group": a r
 POLL_SECONDS = 0.2
 
 
+def plan(args):
+    """(flag, ranks) of the run's parallel plan: ("--tp", R) or ("--block-split", R); R = 1 is no plan."""
+    if getattr(args, "block_split", 1) > 1:
+        return "--block-split", args.block_split
+    return "--tp", args.tp
+
+
 def main(args, prompt, parser):
-    """--tp R > 1 from the CLI: a rank under msrun runs its part, anything else launches the R ranks."""
+    """--tp R > 1 or --block-split R > 1 from the CLI: a rank under msrun runs its part, anything else launches
+    the R ranks."""
     if os.environ.get(RUN_DIR_ENV):
         from . import rank
         return rank.run(args, prompt, parser)
     from ..model.config import MiniMaxM3Config, tiny_config
+    from .block_split_plan import check_block_split
     from .tp_layers import check_tp_size
+    flag, size = plan(args)
     config = MiniMaxM3Config.from_pretrained(args.checkpoint) if args.checkpoint else tiny_config()
-    try:
-        check_tp_size(config, args.tp)          # refused before any process starts
+    try:                                        # refused before any process starts
+        if flag == "--tp":
+            check_tp_size(config, size)
+        else:
+            check_block_split(size)
     except ValueError as err:
         parser.error(str(err))
     bad = [t for t in prompt if not 0 <= t < config.vocab_size]
     if bad:
         parser.error(f"--prompt-ids: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
-    code, text = launch(sys.argv[1:] if args.argv is None else args.argv, args.tp, args.timeout)
+    code, text = launch(sys.argv[1:] if args.argv is None else args.argv, size, args.timeout, label=f"{flag} {size}")
     print(text, end="" if text.endswith("\n") else "\n")
     if code:
         sys.exit(code)
@@ -66,9 +80,11 @@ def _alive(pid):
         return False
 
 
-def launch(cli_argv, tp_size, timeout):
+def launch(cli_argv, tp_size, timeout, label=None):
     """Runs the CLI arguments `cli_argv` on `tp_size` ranks under msrun. Returns (exit code, text to print):
-    rank 0's output and every rank's report line on success, the failure naming the rank otherwise."""
+    rank 0's output and every rank's report line on success, the failure naming the rank otherwise (prefixed
+    with `label`, default "--tp R")."""
+    label = label or f"--tp {tp_size}"
     run_dir = tempfile.mkdtemp(prefix="m3_tp_")
     env = dict(os.environ, **{RUN_DIR_ENV: run_dir})
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
@@ -88,7 +104,7 @@ def launch(cli_argv, tp_size, timeout):
     # SIGTERM (a supervisor stopping us) unwinds through the finally below like Ctrl-C, so the ranks go too.
     previous = signal.signal(signal.SIGTERM, _raise_exit)
     try:
-        failure = _watch(proc, run_dir, tp_size, start + timeout, timeout)
+        failure = _watch(proc, run_dir, tp_size, start + timeout, timeout, label)
     finally:
         _stop(proc, run_dir, tp_size)
         msrun_log.close()
@@ -109,7 +125,7 @@ def _raise_exit(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def _watch(proc, run_dir, tp_size, deadline, timeout):
+def _watch(proc, run_dir, tp_size, deadline, timeout, label):
     """None when every rank reported ok; else the failure, naming the rank."""
     while True:
         statuses = [_read(os.path.join(run_dir, f"rank{r}.status")) for r in range(tp_size)]
@@ -119,19 +135,19 @@ def _watch(proc, run_dir, tp_size, deadline, timeout):
             if status is None and pid and not _alive(int(pid)):
                 time.sleep(POLL_SECONDS)       # it may have written its status just before exiting
                 if _read(os.path.join(run_dir, f"rank{r}.status")) is None:
-                    return f"--tp {tp_size}: rank {r} (pid {pid}) exited without finishing (died); " \
+                    return f"{label}: rank {r} (pid {pid}) exited without finishing (died); " \
                            f"the other ranks were stopped"
         for r, status in enumerate(statuses):
             if status is not None and status != "ok":
                 # A collective that timed out fails on the rank that waited: name the rank that fell behind.
-                return f"--tp {tp_size}: rank {r} failed{_behind(run_dir, tp_size)}: {status.strip()}"
+                return f"{label}: rank {r} failed{_behind(run_dir, tp_size)}: {status.strip()}"
         if all(s == "ok" for s in statuses):
             return None
         if proc.poll() is not None:
-            return f"--tp {tp_size}: msrun exited with code {proc.returncode} before ranks " \
+            return f"{label}: msrun exited with code {proc.returncode} before ranks " \
                    f"{[r for r, s in enumerate(statuses) if s is None]} finished"
         if time.monotonic() > deadline:
-            return f"--tp {tp_size}: timed out after {timeout:g} s (--timeout){_behind(run_dir, tp_size)}"
+            return f"{label}: timed out after {timeout:g} s (--timeout){_behind(run_dir, tp_size)}"
         time.sleep(POLL_SECONDS)
 
 

@@ -1,9 +1,11 @@
-"""One rank of ``generate --tp R`` (started by msrun through worker.py; see launch.py for the files it writes).
+"""One rank of ``generate --tp R`` or ``--block-split R`` (started by msrun through worker.py; see launch.py for
+the files it writes).
 
 init() joins the world group; the ranks all-gather digests of their config, checkpoint and arguments and stop
-with a clear message if they differ; each rank builds its shard of the model (tp_layers), loads its slice of the
-checkpoint (shard_loader), and runs the CLI's generation. Rank 0 prints the CLI's output and writes
---dump-logits; every rank prints its report line (cache and weight bytes, bytes read).
+with a clear message if they differ; each rank builds its part of the model (--tp: tp_layers, its slice of the
+checkpoint through shard_loader; --block-split: block_split_layers, the whole checkpoint) and runs the CLI's
+generation. Rank 0 prints the CLI's output and writes --dump-logits; every rank prints its report line (cache
+and weight bytes, bytes read); rank 0 prints the collectives' bytes per step, counted in the graph.
 """
 import contextlib
 import hashlib
@@ -15,7 +17,7 @@ import traceback
 
 import numpy as np
 
-from .launch import LAUNCHER_ENV, RUN_DIR_ENV
+from .launch import LAUNCHER_ENV, RUN_DIR_ENV, plan
 
 # Test hook for the fault tests: "RANK:STEP:exit" ends that rank's process at that model step (os._exit, as a
 # crash would), "RANK:STEP:hang" blocks it there. Steps count every model call of the timed generation from 1.
@@ -71,41 +73,80 @@ def _run_rank(args, prompt, parser, rank_id, run_dir):
     from mindspore.communication import get_group_size, get_rank, init
     from ..model.config import MiniMaxM3Config, tiny_config
     from ..serving.cli import run_generation
-    from .tp_layers import build_tp_model, check_tp_size, step_collective_bytes
 
     ms.set_context(device_target="CPU")
     init()
     rank, size = get_rank(), get_group_size()
-    if rank != rank_id or size != args.tp:
-        raise RuntimeError(f"msrun gave rank {rank} of {size}, expected rank {rank_id} of --tp {args.tp}")
+    flag, expected = plan(args)
+    if rank != rank_id or size != expected:
+        raise RuntimeError(f"msrun gave rank {rank} of {size}, expected rank {rank_id} of {flag} {expected}")
     args.checkpoint = os.environ.get(CHECKPOINT_ENV.format(rank), args.checkpoint)
     config = MiniMaxM3Config.from_pretrained(args.checkpoint) if args.checkpoint else tiny_config()
     _check_same_everywhere(args, prompt, config, rank, size)
-    check_tp_size(config, size)
 
     start = time.perf_counter()
     total = len(prompt) + args.new_tokens
-    model = build_tp_model(config, args.dtype, total, rank, size)
-    if args.checkpoint:
-        from .shard_loader import load_checkpoint_shard
-        read = load_checkpoint_shard(model, args.checkpoint, rank, size)["bytes"]
+    if flag == "--tp":
+        model, read = _tp_model(args, config, rank, size, total)
+        finish = lambda result: _gather_selections(result, size)      # noqa: E731
     else:
-        read = _shard_random_weights(model, args, config, rank, size, total)
+        model, read = _block_split_model(args, config, rank, size, total)
+        finish = None                 # the merged selection is already the same on every rank
     build_seconds = time.perf_counter() - start
     if rank != 0:
         args.dump_logits = None
         if args.dump_selections:      # every rank takes part in the gather; only rank 0's file is the user's
             args.dump_selections = os.path.join(run_dir, f"selections_rank{rank}.npz")
-    run_generation(args, prompt, model, build_seconds, parser.error, wrap=lambda m: _StepCounter(m, rank, run_dir),
-                   finish=lambda result: _gather_selections(result, size))
-    params = model.weights()
+    steps = []
+    run_generation(args, prompt, model, build_seconds, parser.error,
+                   wrap=lambda m: _StepCounter(m, rank, run_dir, steps), finish=finish)
     cache = sum(p.nbytes for n, p in model.parameters_and_names() if n.endswith("_cache"))
-    weights = sum(p.nbytes for p in params.values())
+    weights = sum(p.nbytes for p in model.weights().values())
     print(f"rank {rank}: cache bytes {cache}, weight bytes {weights}, checkpoint bytes read {read}")
     if rank == 0:
-        print(f"collectives per step: {2 * config.num_hidden_layers} AllReduce(sum) of [T, {config.hidden_size}] "
-              f"{args.dtype}; prefill ({len(prompt)} tokens) {step_collective_bytes(config, args.dtype, len(prompt))}"
-              f" bytes per rank, decode (1 token) {step_collective_bytes(config, args.dtype, 1)} bytes per rank")
+        print(_collectives_line(flag, config, args.dtype, len(prompt), steps))
+
+
+def _tp_model(args, config, rank, size, total):
+    from .tp_layers import build_tp_model, check_tp_size
+    check_tp_size(config, size)
+    model = build_tp_model(config, args.dtype, total, rank, size)
+    if args.checkpoint:
+        from .shard_loader import load_checkpoint_shard
+        return model, load_checkpoint_shard(model, args.checkpoint, rank, size)["bytes"]
+    return model, _shard_random_weights(model, args, config, rank, size, total)
+
+
+def _block_split_model(args, config, rank, size, total):
+    """Weights replicated: the whole checkpoint, or the unsharded model's random weights (same names, shapes and
+    seed), on every rank."""
+    from .block_split_layers import build_block_split_model
+    model = build_block_split_model(config, args.dtype, total, rank, size)
+    if args.checkpoint:
+        from ..checkpoint.loader import load_checkpoint
+        return model, load_checkpoint(model, args.checkpoint, progress=False)["bytes"]
+    from ..model.random_init import init_random_weights
+    init_random_weights(model, args.seed)
+    return model, 0
+
+
+def _collectives_line(flag, config, dtype, prompt_len, steps):
+    """The bytes this rank sent into collectives in the prefill and a decode step (counted in the graph), next
+    to the plan's formula for the same shapes."""
+    from . import block_split_plan, tp_layers
+    if flag == "--tp":
+        what = f"{2 * config.num_hidden_layers} AllReduce(sum) of [T, {config.hidden_size}] {dtype}"
+        formula = lambda t: tp_layers.step_collective_bytes(config, dtype, t)      # noqa: E731
+    else:
+        what = (f"{config.num_hidden_layers} AllGather of attention partials [T, {config.num_attention_heads}, "
+                f"{config.head_dim + 2}] float32, {len(config.msa_layers)} x 2 AllGather of candidates "
+                f"[{config.index_heads}, T, {config.top_k}] (float32 values, int32 ids)")
+        formula = lambda t: block_split_plan.step_collective_bytes(config, t)      # noqa: E731
+    decode = sorted(set(steps[1:]))
+    decode_text = f"decode (1 token) {decode[0]} bytes per rank" if len(decode) == 1 else \
+        f"decode steps {decode} bytes per rank" if decode else "no decode step"
+    return (f"collectives per step (counted in the graph): {what}; prefill ({prompt_len} tokens) {steps[0]} bytes "
+            f"per rank, {decode_text}; plan formula: prefill {formula(prompt_len)}, decode {formula(1)}")
 
 
 def _gather_selections(result, size):
@@ -204,10 +245,11 @@ def ms_tensor(array):
 
 class _StepCounter:
     """The model as generate_greedy sees it, counting the steps each rank has entered into rankN.step (the
-    launcher's progress view) and applying the FAULT_ENV test hook."""
+    launcher's progress view), appending the bytes each step sent into collectives to `step_bytes` (the
+    model's in-graph counters) and applying the FAULT_ENV test hook."""
 
-    def __init__(self, model, rank, run_dir):
-        self.model, self.rank, self.steps = model, rank, 0
+    def __init__(self, model, rank, run_dir, step_bytes):
+        self.model, self.rank, self.steps, self.step_bytes = model, rank, 0, step_bytes
         self.path = os.path.join(run_dir, f"rank{rank}.step")
         fault = os.environ.get(FAULT_ENV, "")
         self.fault = fault.split(":") if fault else None
@@ -223,4 +265,7 @@ class _StepCounter:
                 os._exit(17)
             time.sleep(24 * 3600)
         _write(self.path, str(self.steps))      # entered step n (a rank hung before it stays at n - 1)
-        return self.model(*inputs)
+        before = self.model.collective_bytes()
+        out = self.model(*inputs)
+        self.step_bytes.append(self.model.collective_bytes() - before)
+        return out

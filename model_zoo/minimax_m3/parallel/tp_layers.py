@@ -3,7 +3,8 @@
 Head parallel attention (column-parallel q/k/v and index q, the shared index key replicated, row-parallel o),
 column/row-parallel dense MLP and shared expert, routed experts split by contiguous ranges, embedding / norms /
 router / lm_head replicated. Every layer ends its attention and its MLP with one AllReduce (sum) of
-[T, hidden]: the only collectives of a step. Which slice of a checkpoint tensor a rank holds is ``shard_rules``.
+[T, hidden]: the only collectives of a step (counted in the graph: collectives.CountedCollective). Which slice
+of a checkpoint tensor a rank holds is ``shard_rules``.
 """
 import dataclasses
 
@@ -14,7 +15,8 @@ from ..layers.mlp import SwigluOaiMLP
 from ..layers.moe import MiniMaxM3MoE, RoutedExperts
 from ..layers.msa_config import CPU_DTYPES
 from ..layers.rms_norm import GemmaRMSNorm
-from ..model.causal_lm import MiniMaxM3DecoderLayer, MiniMaxM3ForCausalLM
+from ..model.causal_lm import MiniMaxM3DecoderLayer
+from .collectives import CountedCollective, ParallelCausalLM
 
 # (config field, what it counts, whether the model uses it): every used count must divide by the TP size; the rule
 # is checked before any process starts (launch.py) and again by every rank.
@@ -139,7 +141,8 @@ class TPDecoderLayer(MiniMaxM3DecoderLayer):
         else:
             self.mlp = SwigluOaiMLP(config.hidden_size, part.dense_intermediate_size, config.swiglu_alpha,
                                     config.swiglu_limit, config.swiglu_beta, ms_dtype)
-        self.all_reduce = ops.AllReduce()     # sum over the world group: CPU supports sum only (fp32/fp16)
+        # Sum over the world group (CPU supports sum only, fp32/fp16); one Cell for both calls, counting both.
+        self.all_reduce = CountedCollective(ops.AllReduce(), ms_dtype)
 
     def construct(self, hidden_states, positions, slot_mapping, batch_valid_length, q_seq_lens, block_tables, table,
                   token_request, visible_end):
@@ -155,14 +158,15 @@ class TPDecoderLayer(MiniMaxM3DecoderLayer):
 
 
 def build_tp_model(config, dtype, cache_tokens, rank, tp_size):
-    """MiniMaxM3ForCausalLM with this rank's TPDecoderLayers (embedding, final norm and lm_head replicated)."""
+    """MiniMaxM3ForCausalLM (a ParallelCausalLM) with this rank's TPDecoderLayers (embedding, final norm and
+    lm_head replicated)."""
     check_tp_size(config, tp_size)
     if not 0 <= rank < tp_size:
         raise ValueError(f"rank must be in [0, {tp_size}), got {rank}")
 
     def make_layer(cfg, i, dt, num_pages):
         return TPDecoderLayer(cfg, i, dt, num_pages, rank=rank, tp_size=tp_size)
-    return MiniMaxM3ForCausalLM(config, dtype, cache_tokens=cache_tokens, layer_factory=make_layer)
+    return ParallelCausalLM(config, dtype, cache_tokens=cache_tokens, layer_factory=make_layer)
 
 
 def step_collective_bytes(config, dtype, tokens):

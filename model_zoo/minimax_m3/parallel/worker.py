@@ -1,4 +1,5 @@
-"""The script msrun starts on every rank (``generate --tp R``): the generate CLI, with the same arguments.
+"""The script msrun starts on every rank (``generate --tp R`` / ``--block-split R``): the generate CLI, with the same
+arguments.
 
 msrun runs a script, not a module: the repository root is put on sys.path, then the CLI sees the launcher's
 environment variable and runs as a rank (parallel/rank.py).

@@ -2,14 +2,15 @@
 
     python -m model_zoo.minimax_m3.generate --checkpoint DIR --prompt-ids 5,17,3 --new-tokens N
                                             [--mode graph|pynative] [--dump-logits FILE]
-                                            [--tp R [--timeout S]]
+                                            [--tp R | --block-split R] [--timeout S]
 
 With --checkpoint, the model is built from DIR/config.json and its safetensors (release or
 transformers naming). Without it, a tiny randomly initialised MiniMax-M3 runs (4 layers: dense + MSA
 attention, dense + MoE MLPs; the text is noise: the point is the serving path and its speed). The
 prompt is token ids (no tokenizer here); --dump-logits writes float32 [prompt_len + N - 1, vocab]:
 the prefill's rows, then one row per decode step. --tp R runs the same generation tensor-parallel
-over R processes started with msrun (parallel/launch.py); rank 0 prints and writes --dump-logits.
+over R processes started with msrun (parallel/launch.py); --block-split R runs it with the KV and index caches
+split by blocks over R processes instead; rank 0 prints and writes --dump-logits.
 """
 import argparse
 import random
@@ -56,20 +57,29 @@ def main(argv=None):
     parser.add_argument("--tp", type=int, default=1, metavar="R",
                         help="tensor parallel: start R processes with msrun on this machine (127.0.0.1); heads, MLP "
                              "widths and experts must divide by R (docs/tensor_parallel.md)")
+    parser.add_argument("--block-split", type=int, default=1, metavar="R",
+                        help="split the KV and index caches by blocks over R processes started with msrun on this "
+                             "machine; weights replicated (docs/tensor_parallel.md); not combined with --tp")
     parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
-                        help="with --tp: stop every rank and fail after S seconds in total (default 900)")
+                        help="with --tp / --block-split: stop every rank and fail after S seconds in total "
+                             "(default 900)")
     args = parser.parse_args(argv)
     args.argv = argv          # --tp hands the same arguments to every rank
     if args.new_tokens < 1:
         parser.error("--new-tokens must be >= 1")
     if args.tp < 1:
         parser.error("--tp must be >= 1")
+    if args.block_split < 1:
+        parser.error("--block-split must be >= 1")
+    if args.tp > 1 and args.block_split > 1:
+        parser.error(f"--tp {args.tp} and --block-split {args.block_split} can not be combined: a run uses one "
+                     f"plan (head parallel or the block-table split), see docs/tensor_parallel.md")
     if args.timeout <= 0:
         parser.error("--timeout must be > 0")
 
     prompt = args.prompt_ids or [random.Random(args.seed).randrange(512) for _ in range(120)]
-    if args.tp > 1:
-        from ..parallel import launch       # imported here: only --tp needs mindspore.communication and psutil
+    if args.tp > 1 or args.block_split > 1:
+        from ..parallel import launch       # imported here: only these need mindspore.communication and psutil
         return launch.main(args, prompt, parser)
     start = time.perf_counter()
     model = build_model(args, len(prompt) + args.new_tokens)
