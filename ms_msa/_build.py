@@ -29,7 +29,7 @@ def lib_path():
 COMMON_FLAGS = ["-std=c++17", "-O3", "-fPIC", "-pthread", "-D_GLIBCXX_USE_CXX11_ABI=0",
                 "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-psabi", "-fvisibility=hidden"]
 
-# (source, extra flags); the AVX2 kernels only on x86-64, chosen at run time by CPUID.
+# (source, extra flags); the AVX2 and AVX-512 kernels only on x86-64, chosen at run time by CPUID.
 _PORTABLE_SOURCES = [
     "common/msa_rules.cc",
     "common/msa_rules_c_api.cc",
@@ -40,7 +40,9 @@ _PORTABLE_SOURCES = [
     "cpu/msa_index_score_aot.cc",
     "cpu/msa_index_score_infer.cc",
 ]
-_X86_SOURCES = [("cpu/isa_kernels_avx2.cc", ["-mavx2", "-mfma", "-mf16c"])]
+_AVX2_FLAGS = ["-mavx2", "-mfma", "-mf16c"]
+_X86_SOURCES = [("cpu/isa_kernels_avx2.cc", _AVX2_FLAGS),
+                ("cpu/isa_kernels_avx512.cc", _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"])]
 
 
 def _is_x86_64():
@@ -53,7 +55,7 @@ def sources():
     defines = []
     if _is_x86_64():
         srcs += _X86_SOURCES
-        defines.append("-DMSA_HAVE_AVX2_KERNEL")
+        defines.append("-DMSA_HAVE_X86_KERNELS")
     return srcs, defines
 
 

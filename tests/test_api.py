@@ -120,5 +120,26 @@ def test_every_cpu_path_against_reference(isa, case_name, mode, monkeypatch):
     _check(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)), inputs, case)
 
 
+# Query tiles of every size the micro-kernels split into row groups (32/16/8 rows, with tails of keys),
+# causal so that the rows of one tile see different numbers of keys.
+ROW_GROUP_CASES = [
+    cases.Case("rows-1..64-fp16", heads=1, head_dim=64, pages=40, q_lens=(47, 33, 17, 63, 5), kv_lens=(84, 70, 54, 100, 42),
+               block_size=16, local_window="token"),
+    cases.Case("rows-gqa4-bf16", heads=8, kv_heads=2, head_dim=32, pages=20, q_lens=(13, 6, 9), kv_lens=(77, 50, 40),
+               block_size=16, dtype="bfloat16", local_window="token"),
+    cases.Case("rows-int8-fp32q", heads=2, head_dim=48, pages=30, q_lens=(41, 22), kv_lens=(150, 90), block_size=32,
+               dtype="float32", int8_key=True, local_window="token"),
+]
+
+
+@pytest.mark.parametrize("isa", _lib.cpu_isas())
+@pytest.mark.parametrize("case", ROW_GROUP_CASES, ids=lambda c: c.name)
+def test_every_row_group_of_each_cpu_path(isa, case, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    monkeypatch.setenv("MS_MSA_NUM_THREADS", "1")
+    inputs = cases.build_inputs(case, seed=11)
+    _check(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)), inputs, case)
+
+
 def test_generic_path_always_available():
     assert _lib.cpu_isas()[-1] == "generic"

@@ -26,7 +26,7 @@ int main() {
   const int64_t P = 128, N2 = 4, D = 192;
   const int64_t pages[] = {0, 1, 8191, 1 << 20, (int64_t{1} << 31) / (P * N2 * D) + 7};
   for (int64_t page : pages) {
-    for (int64_t n : {int64_t{0}, int64_t{5}, P - 1}) {
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}, P - 1}) {
       for (int64_t g : {int64_t{0}, N2 - 1}) {
         const KeyLocation bbnd = PagedKey(Layout::kBBND, page, n, g, P, N2, D);
         Expect(bbnd.key == RowMajor(page, n, g, 0, P, N2, D), "BBND key", bbnd.key, RowMajor(page, n, g, 0, P, N2, D));
@@ -36,6 +36,17 @@ int main() {
         Expect(bnbd.scale == bbnd.scale, "BNBD scale", bnbd.scale, bbnd.scale);
         const KeyLocation bbn = PagedKey(Layout::kBNBD, page, n, g, P, N2, D, /*scale_bbn=*/true);
         Expect(bbn.scale == RowMajor(0, page, n, g, 1 << 30, P, N2), "BBN scale", bbn.scale, RowMajor(0, page, n, g, 1 << 30, P, N2));
+        // The kernel steps through a block as offset(0) + n * (offset(1) - offset(0)).
+        for (bool scale_bbn : {false, true}) {
+          for (Layout layout : {Layout::kBBND, Layout::kBNBD}) {
+            const KeyLocation at0 = PagedKey(layout, page, 0, g, P, N2, D, scale_bbn);
+            const KeyLocation at1 = PagedKey(layout, page, 1, g, P, N2, D, scale_bbn);
+            const KeyLocation atn = PagedKey(layout, page, n, g, P, N2, D, scale_bbn);
+            Expect(atn.key == at0.key + n * (at1.key - at0.key), "affine key", atn.key, at0.key + n * (at1.key - at0.key));
+            Expect(atn.scale == at0.scale + n * (at1.scale - at0.scale), "affine scale", atn.scale,
+                   at0.scale + n * (at1.scale - at0.scale));
+          }
+        }
       }
     }
   }
@@ -46,6 +57,10 @@ int main() {
     const int64_t row = row0 + 9 * P + 17;
     Expect(tnd.key == RowMajor(0, row, 3, 0, 1, N2, D), "TND key", tnd.key, RowMajor(0, row, 3, 0, 1, N2, D));
     Expect(tnd.scale == row * N2 + 3, "TND scale", tnd.scale, row * N2 + 3);
+    const KeyLocation tnd0 = PackedKey(row0, 9, 0, 3, P, N2, D), tnd1 = PackedKey(row0, 9, 1, 3, P, N2, D);
+    Expect(tnd.key == tnd0.key + 17 * (tnd1.key - tnd0.key), "affine TND key", tnd.key, tnd0.key + 17 * (tnd1.key - tnd0.key));
+    Expect(tnd.scale == tnd0.scale + 17 * (tnd1.scale - tnd0.scale), "affine TND scale", tnd.scale,
+           tnd0.scale + 17 * (tnd1.scale - tnd0.scale));
   }
   const int64_t T1 = int64_t{1} << 23, W = 272;
   Expect(OutputRow(3, T1 - 1, T1, W) == RowMajor(0, 3, T1 - 1, 0, 4, T1, W), "output row", OutputRow(3, T1 - 1, T1, W),

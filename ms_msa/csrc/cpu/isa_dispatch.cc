@@ -8,13 +8,18 @@ namespace msa {
 namespace cpu {
 
 IsaKernels GenericKernels();
-#if defined(MSA_HAVE_AVX2_KERNEL)
+#if defined(MSA_HAVE_X86_KERNELS)
 IsaKernels Avx2Kernels();
+IsaKernels Avx512Kernels();
 #endif
 
 int AvailableIsaKernels(IsaKernels *out, int cap) {
   int n = 0;
-#if defined(MSA_HAVE_AVX2_KERNEL)
+#if defined(MSA_HAVE_X86_KERNELS)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && n < cap) {
+    out[n++] = Avx512Kernels();
+  }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && n < cap) out[n++] = Avx2Kernels();
 #endif
   if (n < cap) out[n++] = GenericKernels();

@@ -26,8 +26,15 @@ using BlockMaxFn = void (*)(const float *qt, int64_t ldq, int64_t d, const float
 // key buffer: keys are read in their own dtype and dotted in registers, so decode runs at memory speed.
 constexpr int64_t kDotRows = 4;
 
+// The key dtypes the dot path reads in place (fp8 keys go through the decode table instead).
+inline bool DotPathReads(DType key_dtype) {
+  return key_dtype == DType::kBFloat16 || key_dtype == DType::kFloat16 || key_dtype == DType::kFloat32 ||
+         key_dtype == DType::kInt8;
+}
+
 // q: kDotRows x d fp32 row-major (padding rows zero); keys at element offsets key_off[0..nkeys) of
-// key_base; other arguments as BlockMaxFn. Returns false (doing nothing) for a key dtype it cannot read.
+// key_base; other arguments as BlockMaxFn. Returns false (doing nothing) for a key dtype it cannot read
+// (exactly those DotPathReads refuses).
 using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *key_off, int64_t nkeys,
                           const float *q, int64_t rows, int64_t d, const float *scale, const int32_t *limit,
                           float *run_max, int32_t *run_nan);

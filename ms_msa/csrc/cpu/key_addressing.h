@@ -1,5 +1,6 @@
 // Where key n of logical block beta of request b lives, per layout (SPEC §4 "Key addressing"), in
-// 64-bit element offsets: a cache or an output may exceed 2^31 elements.
+// 64-bit element offsets: a cache or an output may exceed 2^31 elements. Every layout is affine in n
+// inside a block, which the kernel uses: offset(n) = offset(0) + n * (offset(1) - offset(0)).
 #pragma once
 #include <cstdint>
 

@@ -60,8 +60,8 @@ struct Scratch {
   std::vector<float> q_rows;  // rows x D
   std::vector<float> qt;      // D x ldq
   std::vector<float> keys;    // kKeyChunk x D
-  std::vector<float> scale;   // kKeyChunk
-  std::vector<int64_t> key_off;  // kKeyChunk
+  std::vector<float> scale;   // max(kKeyChunk, P)
+  std::vector<int64_t> key_off;  // max(kKeyChunk, P)
   std::vector<int64_t> vis_end;
   std::vector<int32_t> limit, run_nan;
   std::vector<float> run_max;
@@ -80,8 +80,8 @@ class TaskRunner {
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
     s->keys.assign(kKeyChunk * D_, 0.0f);
-    s->scale.assign(kKeyChunk, 0.0f);
-    s->key_off.assign(kKeyChunk, 0);
+    s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
+    s->key_off.assign(std::max(kKeyChunk, P_), 0);
     s->vis_end.assign(tokens_per_task(), 0);
     s->limit.assign(rows, 0);
     s->run_nan.assign(rows, 0);
@@ -159,19 +159,27 @@ class TaskRunner {
     const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
     std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
     std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
-    for (int64_t c0 = 0; c0 < nkeys; c0 += kKeyChunk) {
-      const int64_t n = std::min(kKeyChunk, nkeys - c0);
+    // Every layout is affine in n inside a block (key_addressing.h): two look-ups give base and step.
+    int64_t key0, scale0, key1, scale1;
+    KeyOffsets(req, task, beta, 0, &key0, &scale0);
+    KeyOffsets(req, task, beta, 1, &key1, &scale1);
+    const int64_t key_step = key1 - key0, scale_step = scale1 - scale0;
+    // Few rows read the keys in place, a whole block per call; more rows decode chunks that stay in cache.
+    const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
+    const int64_t chunk = dot ? P_ : kKeyChunk;
+    for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
+      const int64_t n = std::min(chunk, nkeys - c0);
       for (int64_t i = 0; i < n; ++i) {
-        int64_t scale_off;
-        KeyOffsets(req, task, beta, c0 + i, &s->key_off[i], &scale_off);
-        if (scale != nullptr) s->scale[i] = p_.scale[scale_off];
+        s->key_off[i] = key0 + (c0 + i) * key_step;
+        if (scale != nullptr) s->scale[i] = p_.scale[scale0 + (c0 + i) * scale_step];
       }
       for (int64_t r = 0; r < ldq; ++r) {
         const int64_t visible = r < rows ? s->vis_end[r / group_] - first_key - c0 : 0;
         s->limit[r] = static_cast<int32_t>(std::min(std::max<int64_t>(visible, 0), n));
       }
-      if (rows <= kDotRows && isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_,
-                                           scale, s->limit.data(), s->run_max.data(), s->run_nan.data())) {
+      if (dot) {
+        isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
+                     s->run_max.data(), s->run_nan.data());
         continue;
       }
       for (int64_t i = 0; i < n; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[i], D_, s->keys.data() + i * D_);
