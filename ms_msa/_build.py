@@ -41,8 +41,10 @@ _PORTABLE_SOURCES = [
     "cpu/msa_index_score_infer.cc",
 ]
 _AVX2_FLAGS = ["-mavx2", "-mfma", "-mf16c"]
+_AVX512_FLAGS = _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"]
 _X86_SOURCES = [("cpu/isa_kernels_avx2.cc", _AVX2_FLAGS),
-                ("cpu/isa_kernels_avx512.cc", _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"])]
+                ("cpu/isa_kernels_avx512.cc", _AVX512_FLAGS),
+                ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16"])]
 
 
 def _is_x86_64():

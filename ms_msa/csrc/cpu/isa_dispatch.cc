@@ -11,15 +11,16 @@ IsaKernels GenericKernels();
 #if defined(MSA_HAVE_X86_KERNELS)
 IsaKernels Avx2Kernels();
 IsaKernels Avx512Kernels();
+IsaKernels Avx512Bf16Kernels();
 #endif
 
 int AvailableIsaKernels(IsaKernels *out, int cap) {
   int n = 0;
 #if defined(MSA_HAVE_X86_KERNELS)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq") && n < cap) {
-    out[n++] = Avx512Kernels();
-  }
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (avx512 && __builtin_cpu_supports("avx512bf16") && n < cap) out[n++] = Avx512Bf16Kernels();
+  if (avx512 && n < cap) out[n++] = Avx512Kernels();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && n < cap) out[n++] = Avx2Kernels();
 #endif
   if (n < cap) out[n++] = GenericKernels();
@@ -28,8 +29,8 @@ int AvailableIsaKernels(IsaKernels *out, int cap) {
 
 IsaKernels SelectIsaKernels() {
   // Read at every launch (cheap) so one process can switch paths, as the tests do.
-  IsaKernels all[4];
-  const int n = AvailableIsaKernels(all, 4);
+  IsaKernels all[kMaxIsaKernels];
+  const int n = AvailableIsaKernels(all, kMaxIsaKernels);
   const char *want = std::getenv("MS_MSA_CPU_ISA");
   if (want != nullptr) {
     for (int i = 0; i < n; ++i) {
@@ -44,8 +45,8 @@ IsaKernels SelectIsaKernels() {
 
 // Comma-separated names of the kernel sets this CPU can run, best first (for tests and benchmarks).
 extern "C" MSA_EXPORT int MsaCpuIsas(char *buf, int cap) {
-  msa::cpu::IsaKernels all[4];
-  const int n = msa::cpu::AvailableIsaKernels(all, 4);
+  msa::cpu::IsaKernels all[msa::cpu::kMaxIsaKernels];
+  const int n = msa::cpu::AvailableIsaKernels(all, msa::cpu::kMaxIsaKernels);
   std::string text;
   for (int i = 0; i < n; ++i) text += (i ? "," : "") + std::string(all[i].isa);
   if (buf != nullptr && cap > 0) {

@@ -7,6 +7,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 #include "isa_kernels.h"
 #include "key_addressing.h"
 
@@ -59,6 +63,7 @@ int64_t VisibleEnd(const ScoreProblem &p, const Request &r, int64_t t_off) {
 struct Scratch {
   std::vector<float> q_rows;  // rows x D
   std::vector<float> qt;      // D x ldq
+  std::vector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path only)
   std::vector<float> keys;    // kKeyChunk x D
   std::vector<float> scale;   // max(kKeyChunk, P)
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
@@ -73,12 +78,19 @@ class TaskRunner {
       : p_(p), isa_(isa), group_(p.geo.n1 / p.geo.n2), P_(p.geo.block_size), D_(p.geo.d), W_(p.geo.out_width) {}
 
   int64_t tokens_per_task() const { return std::max<int64_t>(1, kTargetRowsPerTask / group_); }
-  int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kRowAlign); }
+  // Rows padded to 16: the bf16 pair path works in 16-lane vectors of rows (the others need 8).
+  int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kPairRowAlign); }
+  // bf16 queries and keys go through the pair instruction where the CPU has one (several rows only:
+  // the few-row dot path is bound by memory, not arithmetic).
+  bool pair_path() const {
+    return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+  }
 
   void Prepare(Scratch *s) const {
     const int64_t rows = rows_capacity();
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
+    if (pair_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
     s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
     s->key_off.assign(std::max(kKeyChunk, P_), 0);
@@ -111,9 +123,13 @@ class TaskRunner {
     }
     const int64_t block_end = std::min(task.col_end, CeilDiv(max_vis, P_));
     if (task.col_begin < block_end) {
-      const int64_t ldq = RoundUp(rows, kRowAlign);
+      // A subnormal query element would be read as zero by the pair instruction: such a task uses fp32.
+      const bool pairs = pair_path() && rows > kDotRows && !LoadQueryPairs(req, task, rows, s);
+      const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
-      for (int64_t beta = task.col_begin; beta < block_end; ++beta) ScoreBlock(req, task, beta, max_vis, rows, ldq, s);
+      for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
+        ScoreBlock(req, task, beta, max_vis, rows, ldq, pairs, s);
+      }
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r / group_], OutRow(req, task, r));
   }
@@ -140,6 +156,25 @@ class TaskRunner {
     }
   }
 
+  // Packs the task's bf16 query rows into pairs, ceil(D / 2) x RoundUp(rows, 16) (padding zero); returns
+  // true if one of them is subnormal (the tile is then unused).
+  bool LoadQueryPairs(const Request &req, const Task &task, int64_t rows, Scratch *s) const {
+    const int64_t ldq = RoundUp(rows, kPairRowAlign), pairs = CeilDiv(D_, 2);
+    const uint16_t *query = static_cast<const uint16_t *>(p_.query);
+    std::fill(s->qp.begin(), s->qp.begin() + pairs * ldq, 0u);
+    bool subnormal = false;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t token = req.q_begin + task.t_begin + r / group_;
+      const int64_t head = task.g * group_ + r % group_;
+      const uint16_t *row = query + (token * p_.geo.n1 + head) * D_;
+      for (int64_t d = 0; d < D_; ++d) {
+        subnormal |= Bf16IsSubnormal(row[d]);
+        s->qp[(d / 2) * ldq + r] |= static_cast<uint32_t>(row[d]) << (16 * (d % 2));
+      }
+    }
+    return subnormal;
+  }
+
   // Element offsets of key n of logical block beta, and of its scale.
   void KeyOffsets(const Request &req, const Task &task, int64_t beta, int64_t n, int64_t *key_off,
                   int64_t *scale_off) const {
@@ -152,8 +187,16 @@ class TaskRunner {
     *scale_off = loc.scale;
   }
 
+  // The limits of the task's rows for keys [c0, c0 + n) of block beta (padding rows see nothing).
+  void SetLimits(int64_t first_key, int64_t c0, int64_t n, int64_t rows, int64_t ldq, Scratch *s) const {
+    for (int64_t r = 0; r < ldq; ++r) {
+      const int64_t visible = r < rows ? s->vis_end[r / group_] - first_key - c0 : 0;
+      s->limit[r] = static_cast<int32_t>(std::min(std::max<int64_t>(visible, 0), n));
+    }
+  }
+
   void ScoreBlock(const Request &req, const Task &task, int64_t beta, int64_t max_vis, int64_t rows, int64_t ldq,
-                  Scratch *s) const {
+                  bool pairs, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
     const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
@@ -164,27 +207,33 @@ class TaskRunner {
     KeyOffsets(req, task, beta, 0, &key0, &scale0);
     KeyOffsets(req, task, beta, 1, &key1, &scale1);
     const int64_t key_step = key1 - key0, scale_step = scale1 - scale0;
-    // Few rows read the keys in place, a whole block per call; more rows decode chunks that stay in cache.
+    // Few rows, and bf16 pairs, read the keys in place, a whole block per call; the fp32 path decodes
+    // pieces that stay in cache.
     const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
-    const int64_t chunk = dot ? P_ : kKeyChunk;
+    const int64_t chunk = dot || pairs ? P_ : kKeyChunk;
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       for (int64_t i = 0; i < n; ++i) {
         s->key_off[i] = key0 + (c0 + i) * key_step;
         if (scale != nullptr) s->scale[i] = p_.scale[scale0 + (c0 + i) * scale_step];
       }
-      for (int64_t r = 0; r < ldq; ++r) {
-        const int64_t visible = r < rows ? s->vis_end[r / group_] - first_key - c0 : 0;
-        s->limit[r] = static_cast<int32_t>(std::min(std::max<int64_t>(visible, 0), n));
-      }
+      SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
                      s->run_max.data(), s->run_nan.data());
         continue;
       }
-      for (int64_t i = 0; i < n; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[i], D_, s->keys.data() + i * D_);
-      isa_.block_max(s->qt.data(), ldq, D_, s->keys.data(), n, scale, s->limit.data(), s->run_max.data(),
-                     s->run_nan.data());
+      if (pairs && isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, s->limit.data(),
+                                       s->run_max.data(), s->run_nan.data())) {
+        continue;  // (false: a subnormal key in the block, which the fp32 path below keeps)
+      }
+      for (int64_t p0 = 0; p0 < n; p0 += kKeyChunk) {
+        const int64_t m = std::min(kKeyChunk, n - p0);
+        if (m < n) SetLimits(first_key, c0 + p0, m, rows, ldq, s);
+        for (int64_t i = 0; i < m; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[p0 + i], D_, s->keys.data() + i * D_);
+        isa_.block_max(s->qt.data(), ldq, D_, s->keys.data(), m, scale != nullptr ? scale + p0 : nullptr,
+                       s->limit.data(), s->run_max.data(), s->run_nan.data());
+      }
     }
     for (int64_t r = 0; r < rows; ++r) {
       if (s->vis_end[r / group_] > first_key) {
@@ -224,6 +273,41 @@ class TaskRunner {
   int64_t group_, P_, D_, W_;
 };
 
+// Subnormals count (SPEC §6 compares with a float64 reference): MindSpore's graph runtime launches kernels on
+// threads that flush them (MXCSR DAZ/FTZ on x86, FPCR FZ on Arm), which would turn a subnormal query element
+// times a huge key element into 0. The launch clears those bits and restores them after; the workers it
+// starts inherit the cleared environment (POSIX threads inherit the creator's floating-point environment).
+class KeepSubnormals {
+ public:
+  KeepSubnormals() {
+#if defined(__x86_64__) || defined(__i386__)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ & ~(kDenormalsAreZero | kFlushToZero));
+#elif defined(__aarch64__)
+    saved_ = __builtin_aarch64_get_fpcr();
+    __builtin_aarch64_set_fpcr(saved_ & ~kFpcrFlushToZero);
+#endif
+  }
+  ~KeepSubnormals() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_setcsr(saved_);
+#elif defined(__aarch64__)
+    __builtin_aarch64_set_fpcr(saved_);
+#endif
+  }
+  KeepSubnormals(const KeepSubnormals &) = delete;
+  KeepSubnormals &operator=(const KeepSubnormals &) = delete;
+
+ private:
+#if defined(__x86_64__) || defined(__i386__)
+  static constexpr unsigned kDenormalsAreZero = 1u << 6, kFlushToZero = 1u << 15;
+  unsigned saved_;
+#elif defined(__aarch64__)
+  static constexpr unsigned kFpcrFlushToZero = 1u << 24;
+  unsigned saved_;
+#endif
+};
+
 }  // namespace
 
 int ConfiguredThreads() {
@@ -238,6 +322,7 @@ int ConfiguredThreads() {
 
 void RunScore(const ScoreProblem &p, int num_threads) {
   if (p.geo.n1 <= 0 || p.geo.t1 <= 0 || p.geo.out_width <= 0) return;  // an empty output: nothing to write
+  const KeepSubnormals ieee;
   TaskRunner runner(p, SelectIsaKernels());
   const int64_t tpt = runner.tokens_per_task();
   const int64_t group = p.geo.n1 / p.geo.n2;

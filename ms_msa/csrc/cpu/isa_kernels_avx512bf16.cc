@@ -1,0 +1,24 @@
+// The AVX-512 build with AVX512-BF16 (compiled with the AVX-512 flags plus -mavx512bf16; called only after a
+// CPUID check): the AVX-512 kernel set, plus bf16 queries against bf16 keys on vdpbf16ps (PairBlockMax).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "dtype_convert.h"
+#include "isa_kernels.h"
+
+namespace msa {
+namespace cpu {
+namespace avx512bf16 {
+#include "isa_kernels_impl.inc"
+}  // namespace avx512bf16
+
+IsaKernels Avx512Bf16Kernels() {
+  return {"avx512-bf16", avx512bf16::Decode, avx512bf16::BlockMaxWide, avx512bf16::DotMax, avx512bf16::PairBlockMax};
+}
+
+}  // namespace cpu
+}  // namespace msa
