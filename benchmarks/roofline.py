@@ -1,10 +1,57 @@
-"""This machine's ceilings, measured in the same run as the kernels: the fastest dense matmul for a
-given FLOP count, and memory bandwidth (a large copy)."""
+"""This machine's ceilings, measured in the same run as the kernels (benchmarks/ceilings.cc and numpy /
+torch): the fp32 FMA peak per instruction set on one core and on all, copy bandwidth, and for reference
+the best dense matmul for a given FLOP count. A row's roofline is min(FMA peak, flop per key byte x copy
+bandwidth), i.e. its time can not be below max(flops / peak, key bytes / bandwidth)."""
+import ctypes
+import os
+import platform
 import time
 
 import numpy as np
 
+from ms_msa import _build
+
 D = 128
+HERE = os.path.dirname(os.path.abspath(__file__))
+_native = None
+
+
+def native():
+    """The ceilings library, built on first use with the kernel's compiler and flags (x86-64 only)."""
+    global _native
+    if _native is None:
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            raise RuntimeError("the FMA-peak loops are written for x86-64")
+        path = _build.build_library(os.path.join(HERE, "build", "libms_msa_ceilings.so"),
+                                    [(os.path.join(HERE, "ceilings.cc"), [])], [], [HERE], exts=("ceilings.cc",),
+                                    what="the benchmark's ceilings")
+        lib = ctypes.CDLL(path)
+        lib.MsaBenchHasIsa.argtypes = [ctypes.c_char_p]
+        lib.MsaBenchFmaGflops.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_double, ctypes.c_int]
+        lib.MsaBenchFmaGflops.restype = ctypes.c_double
+        lib.MsaBenchCopyGbps.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int]
+        lib.MsaBenchCopyGbps.restype = ctypes.c_double
+        _native = lib
+    return _native
+
+
+# The fp32 FMA each kernel set multiplies with; "avx512-bf16" also has the bf16 pair instruction (below).
+FP32_FMA_OF = {"avx512-bf16": "avx512", "avx512": "avx512", "avx2": "avx2"}
+BF16_PAIRS = "avx512-bf16"
+
+
+def fma_peaks(isas, threads, seconds=0.3, runs=3):
+    """{name: {"1": GFLOP/s of one core, "all": GFLOP/s of `threads` threads}}: the fp32 FMA of each of the
+    kernel's SIMD sets ("generic" has no FMA and is left out), and "avx512-bf16" for vdpbf16ps where the
+    kernel has that set (its bf16 pair path)."""
+    lib = native()
+    names = sorted({FP32_FMA_OF[i] for i in isas if i in FP32_FMA_OF}) + [i for i in isas if i == BF16_PAIRS]
+    peaks = {}
+    for name in names:
+        if lib.MsaBenchHasIsa(name.encode()):
+            peaks[name] = {"1": lib.MsaBenchFmaGflops(name.encode(), 1, seconds, runs),
+                           "all": lib.MsaBenchFmaGflops(name.encode(), threads, seconds, runs)}
+    return peaks
 
 
 def _best(fn, runs):
@@ -37,7 +84,7 @@ def matmul_gflops(total_flops, runs=5):
     return result
 
 
-def copy_gbps(nbytes=512 << 20, runs=5):
+def copy_gbps(threads, nbytes=512 << 20, runs=5):
     """{name: GB/s} of copying a buffer of nbytes (bytes of the buffer per second)."""
     src = np.ones(nbytes // 4, np.float32)
     dst = np.empty_like(src)
@@ -48,4 +95,13 @@ def copy_gbps(nbytes=512 << 20, runs=5):
         result["torch copy"] = nbytes / _best(lambda: td.copy_(ts), runs) / 1e9
     except ImportError:
         pass
+    del src, dst
+    lib = native()
+    result["memcpy, 1 thread"] = lib.MsaBenchCopyGbps(nbytes, 1, runs)
+    result[f"memcpy, {threads} threads"] = lib.MsaBenchCopyGbps(nbytes, threads, runs)
     return result
+
+
+def roofline_seconds(flops, key_bytes, peak_gflops, copy_gbps_best):
+    """The least time a row can take: its FLOPs at the FMA peak or its key bytes at copy bandwidth."""
+    return max(flops / (peak_gflops * 1e9), key_bytes / (copy_gbps_best * 1e9))

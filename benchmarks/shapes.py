@@ -14,7 +14,11 @@ def m3_case(name, q_lens, kv_lens, dtype, int8_key=False):
                 kv_lens=tuple(kv_lens), dtype=dtype, int8_key=int8_key, **M3)
 
 
-def benchmark_cases(dtypes=("bfloat16", "float16")):
+# float32 rows: llama.cpp's index-key cache is F32, so these are the rows where it runs as it does in use.
+DTYPES = ("bfloat16", "float16", "float32")
+
+
+def benchmark_cases(dtypes=DTYPES):
     cases = []
     for dtype in dtypes:
         cases += [
@@ -43,5 +47,6 @@ def flops(case):
 
 def key_bytes(case):
     """Bytes of keys (and int8 scales) the visible blocks hold: what decode must read."""
-    per_key = case.head_dim * case.kv_heads * (1 if case.int8_key else 2) + (4 * case.kv_heads if case.int8_key else 0)
+    item = 1 if case.int8_key else (4 if case.dtype == "float32" else 2)
+    per_key = case.head_dim * case.kv_heads * item + (4 * case.kv_heads if case.int8_key else 0)
     return sum(case.kv_lens) * per_key

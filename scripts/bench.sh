@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The CPU benchmark: ms_msa fused vs MindSpore small ops, numpy and torch, with the machine's
+# The CPU benchmark: ms_msa fused vs MindSpore small ops, numpy, torch and llama.cpp's ggml chain, with the machine's
 # ceilings measured in the same run (extra arguments go to benchmarks/bench_index_score.py).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
-ms_msa_pip_extra "$ROOT/benchmarks/requirements-bench.txt"   # torch, matplotlib (defined in bootstrap.sh)
+ms_msa_pip_extra "$ROOT/benchmarks/requirements-bench.txt"   # torch, matplotlib, ggml-python (bootstrap.sh)
 exec "$PYTHON" "$ROOT/benchmarks/bench_index_score.py" "$@"

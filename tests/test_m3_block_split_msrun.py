@@ -88,3 +88,15 @@ def test_block_split_rank_that_dies_stops_the_run_naming_it(ckpt):
     assert re.search(r"^--block-split 2: rank 1 \(pid \d+\) exited without finishing", proc.stdout), \
         proc.stdout[-2000:]
     assert seconds < timeout + 20
+
+
+def test_block_split_4_graph_equals_reference_every_rank_a_quarter_of_the_cache(ckpt, tmp_path):
+    from model_zoo.minimax_m3.model.config import MiniMaxM3Config
+    path, ids, new, ref = ckpt("release_f32")
+    out, logits, sel = generate(path, ids, new, tmp_path, "split4", "--block-split", 4, "--timeout", 300)
+    assert_same_as_reference(logits, sel, out, ref)
+    c = MiniMaxM3Config.from_pretrained(path)
+    pages = math.ceil((len(ids) + new) / c.block_size)
+    per_token = c.num_hidden_layers * 2 * c.num_key_value_heads * c.head_dim + len(c.msa_layers) * c.index_head_dim
+    caches = {int(r): int(b) for r, b in reported(out, r"rank (\d+): cache bytes (\d+)")}
+    assert caches == {r: math.ceil(pages / 4) * c.block_size * per_token * 4 for r in range(4)}

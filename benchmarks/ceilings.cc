@@ -1,0 +1,146 @@
+// This machine's ceilings for the benchmark, measured in the same run as the kernels:
+//   - the fp32 FMA peak per instruction set: independent FMA chains that live in registers (no memory
+//     traffic), on 1..N threads at once;
+//   - copy bandwidth: memcpy of a buffer much larger than the caches, split over 1..N threads.
+// Built by benchmarks/roofline.py with the same compiler as the kernel; not part of the package.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#define CEILING_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr int kChains = 12;  // FMA latency 4-5 cycles x 2 pipes: 12 chains keep both pipes full
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Each returns lane-sums (so nothing is optimised away) after `iters` rounds of kChains FMAs.
+__attribute__((target("avx2,fma"))) float FmaAvx2(int64_t iters) {
+  __m256 acc[kChains];
+  const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-6f);
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], mul, add);
+  }
+  float out[8], sum = 0.0f;
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+  _mm256_storeu_ps(out, acc[0]);
+  for (float v : out) sum += v;
+  return sum;
+}
+
+__attribute__((target("avx512f"))) float FmaAvx512(int64_t iters) {
+  __m512 acc[kChains];
+  const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-6f);
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], mul, add);
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+// vdpbf16ps: each lane multiplies a pair of bf16 and adds both products (4 flops per lane).
+__attribute__((target("avx512f,avx512bf16"))) float DotBf16(int64_t iters) {
+  __m512 acc[kChains];
+  const __m512bh a = (__m512bh)_mm512_set1_epi32(0x3F803F80), b = (__m512bh)_mm512_set1_epi32(0x33803380);
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  }
+  for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+  return _mm512_reduce_add_ps(acc[0]);
+}
+
+// Runs body(thread index) on `threads` threads started together; returns the wall time of the slowest.
+template <typename Body>
+double Parallel(int threads, Body body) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load()) {
+      }
+      body(t);
+    });
+  }
+  while (ready.load() < threads) {
+  }
+  const double t0 = Now();
+  go.store(true);
+  for (auto &th : pool) th.join();
+  return Now() - t0;
+}
+
+}  // namespace
+
+// 1 if this CPU runs the instruction set ("avx2": AVX2+FMA, "avx512": AVX-512F, "avx512-bf16": AVX-512F with
+// AVX512-BF16's vdpbf16ps), else 0.
+CEILING_EXPORT int MsaBenchHasIsa(const char *isa) {
+  if (std::strcmp(isa, "avx2") == 0) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (std::strcmp(isa, "avx512") == 0) return __builtin_cpu_supports("avx512f");
+  if (std::strcmp(isa, "avx512-bf16") == 0) {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  }
+  return 0;
+}
+
+// GFLOP/s of `threads` threads each running register-resident chains of `isa`'s multiply-add for about
+// `seconds` (fp32 FMAs: 2 flops per lane; "avx512-bf16": vdpbf16ps, 4 per lane); the best of `runs`.
+// -1 for an instruction set this CPU lacks.
+CEILING_EXPORT double MsaBenchFmaGflops(const char *isa, int threads, double seconds, int runs) {
+  if (!MsaBenchHasIsa(isa) || threads < 1) return -1.0;
+  const int kind = std::strcmp(isa, "avx512-bf16") == 0 ? 2 : std::strcmp(isa, "avx512") == 0 ? 1 : 0;
+  const double flops_per_iter = kChains * (kind == 2 ? 64.0 : kind == 1 ? 32.0 : 16.0);
+  auto kernel = [kind](int64_t iters) { return kind == 2 ? DotBf16(iters) : kind == 1 ? FmaAvx512(iters) : FmaAvx2(iters); };
+  // Calibrate on one thread: iterations for about `seconds`.
+  int64_t iters = 1 << 16;
+  for (;;) {
+    const double t0 = Now();
+    volatile float sink = kernel(iters);
+    (void)sink;
+    if (Now() - t0 > seconds / 4 || iters > (int64_t{1} << 40)) break;
+    iters *= 2;
+  }
+  iters *= 4;
+  double best = 0.0;
+  std::vector<float> sinks(threads);
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    const double s = Parallel(threads, [&](int t) { sinks[t] = kernel(iters); });
+    best = std::max(best, flops_per_iter * static_cast<double>(iters) * threads / s / 1e9);
+  }
+  return best;
+}
+
+// GB/s (bytes of the buffer per second) of copying `bytes` with memcpy split over `threads` threads;
+// the best of `runs` (after one untimed pass that faults the pages in).
+CEILING_EXPORT double MsaBenchCopyGbps(int64_t bytes, int threads, int runs) {
+  if (bytes <= 0 || threads < 1) return -1.0;
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  auto copy = [&](int t) {
+    const int64_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
+    std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
+  };
+  Parallel(threads, copy);
+  double best = 0.0;
+  for (int r = 0; r < std::max(runs, 1); ++r) best = std::max(best, bytes / Parallel(threads, copy) / 1e9);
+  return best;
+}
+
+// An AOT kernel for ops.Custom that does nothing: what MindSpore itself costs per Custom call.
+CEILING_EXPORT int MsaBenchNoopAot(int, void **, int *, int64_t **, const char **, void *, void *) { return 0; }

@@ -1,0 +1,68 @@
+"""Prints the README's performance table (markdown) from one benchmark JSON (benchmarks/results/*.json).
+
+    python benchmarks/readme_table.py benchmarks/results/index_score_<stamp>.json
+"""
+import json
+import sys
+
+SHORT = {"ms_msa fused": "fused", "ms_msa fused, 1 thread": "fused 1 thread", "MindSpore small ops": "MS small ops",
+         "llama.cpp (ggml)": "llama.cpp", "llama.cpp (ggml) + top_k": "llama.cpp + top_k"}
+PEERS = ["ms_msa fused", "ms_msa fused, 1 thread", "MindSpore small ops", "numpy", "torch", "llama.cpp (ggml)"]
+TARGET_KEY = {"prefill": "vs_fma_peak", "decode": "vs_copy_bandwidth", "spec-decode": "vs_roofline",
+              "int8-decode": "vs_roofline"}
+
+
+def ms(peer):
+    return f"{peer['median_s'] * 1e3:.2f}" if peer["median_s"] < 0.1 else f"{peer['median_s'] * 1e3:.0f}"
+
+
+def table(data):
+    present = [p for p in PEERS if any(q["peer"] == p for r in data["results"] for q in r["peers"])]
+    head = ["shape", "dtype"] + [SHORT.get(p, p) + " ms" for p in present] + [
+        "roofline ms", "fused ÷ roofline", "target ratio", "1 thread ÷ its roofline", "fused GFLOP/s",
+        "fused key GB/s", "extra MB fused / small ops"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in data["results"]:
+        by = {q["peer"]: q for q in r["peers"]}
+        fused = by["ms_msa fused"]
+        cells = [r["case"].rsplit("-", 2 if r["int8_key"] else 1)[0], r["dtype"] + (" / int8 key" if r["int8_key"] else "")]
+        for p in present:
+            if p not in by:
+                cells.append("–")
+            elif p in ("ms_msa fused", "ms_msa fused, 1 thread"):
+                cells.append(ms(by[p]))
+            else:
+                cells.append(f"{ms(by[p])} ({by[p]['median_s'] / fused['median_s']:.1f}×)")
+        key = TARGET_KEY[r["kind"]]
+        target = f"{r[key]:.2f} ({key[3:].replace('_', ' ')})" if r["dtype"] != "float32" else "–"
+        small = by.get("MindSpore small ops")
+        cells += [f"{r['roofline_s'] * 1e3:.2f}", f"{r['vs_roofline']:.2f}", target,
+                  f"{r['vs_roofline_1t']:.2f}" if "vs_roofline_1t" in r else "–", f"{fused['gflops']:.0f}",
+                  f"{fused['key_gbps']:.1f}",
+                  f"{fused['peak_extra_mb']:.1f} / {small['peak_extra_mb']:.0f}" if small else f"{fused['peak_extra_mb']:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        data = json.load(f)
+    m = data["machine"]
+    peaks = ", ".join(f"{isa} {p['1']:.0f} / {p['all']:.0f}" for isa, p in data["fma_gflops"].items())
+    print(f"machine: {m['cpu']}, {m['cores']} cores, kernel set {m['ms_msa_cpu_kernel_used']} on {m['threads']} threads;"
+          f" fp32 FMA peak GFLOP/s (one core / all): {peaks}; copy GB/s: "
+          + ", ".join(f"{k} {v:.1f}" for k, v in data["copy_gbps"].items()) + "\n")
+    print(table(data))
+    print()
+    for r in data.get("fixed_call_cost", []):
+        print(f"fixed cost {r['mode']}: call {r['call_us']:.0f} µs, MindSpore no-op Custom {r['mindspore_noop_custom_us']:.0f} µs,"
+              f" inside the kernel library {r['kernel_library_us']:.1f} µs")
+    met = sum(t["met"] for t in data["targets"])
+    print(f"\ntargets met: {met} of {len(data['targets'])}")
+    for t in data["targets"]:
+        if not t["met"]:
+            print(f"  MISSED {t['target']} {t['value']}")
+
+
+if __name__ == "__main__":
+    main()
