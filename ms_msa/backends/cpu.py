@@ -31,6 +31,8 @@ class CpuMsaIndexScore(nn.Cell):
             return MsaCustom(func, attrs, _lib.TARGET_CPU, reg_info=reg_info, present_inputs=mask)
 
         self.by_pattern = primitives_by_pattern(make)
+        # Python shape inference only, for every input pattern: what MsaIndexScore calls in PyNative.
+        self.pynative_primitive = self.by_pattern[-1]
 
     def construct(self, query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen, start_loc):
         op = self.by_pattern[signature.pattern_index(query, key, block_table, scale, atten_mask, actual_seq_qlen,

@@ -29,6 +29,10 @@ class AotExtra {
   template <typename T>
   T Attr(std::string name) const;
 
+  // Inline in MindSpore's header too: data the kernel's Init attaches, deleted with the kernel.
+  void SetKernelData(AotKernelData *kernel_data) { kernel_data_ = kernel_data; }
+  const AotKernelData *KernelData() const { return kernel_data_; }
+
  private:
   // Same order as MindSpore's declaration: the vtable slots must line up.
   virtual bool GetAttrBool(std::string name) = 0;

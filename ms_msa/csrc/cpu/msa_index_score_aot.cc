@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -35,14 +36,28 @@ int Fail(int code, const std::string &message) {
 
 int FailStatus(const msa::Status &s) { return Fail(static_cast<int>(s.kind), s.message); }
 
+// The Cell's attributes, read once by MsaIndexScoreInit: each read goes through MindSpore's primitive, and
+// the ten of them were most of a small launch's own time.
+struct KernelAttrs : mindspore::AotKernelData {
+  msa::Attrs attrs;
+  float fill_value = 0.0f;
+};
+
 int Launch(int nparam, void **params, int *ndims, int64_t **shapes, const char **dtypes, void *extra_ptr) {
   if (nparam != kNumParams || extra_ptr == nullptr) {
     return Fail(kInternalError, "MsaIndexScore: expected " + std::to_string(kNumParams) + " tensors (8 inputs, 1 output), got " +
                                     std::to_string(nparam));
   }
   msa::cpu::ScoreProblem p;
-  msa::Status s = msa::cpu::ReadAotAttrs(static_cast<mindspore::AotExtra *>(extra_ptr), &p.attrs, &p.fill_value);
-  if (!s.ok()) return FailStatus(s);
+  auto *extra = static_cast<mindspore::AotExtra *>(extra_ptr);
+  msa::Status s;
+  if (const auto *cached = dynamic_cast<const KernelAttrs *>(extra->KernelData())) {
+    p.attrs = cached->attrs;
+    p.fill_value = cached->fill_value;
+  } else {
+    s = msa::cpu::ReadAotAttrs(extra, &p.attrs, &p.fill_value);
+    if (!s.ok()) return FailStatus(s);
+  }
 
   msa::TensorDesc in[msa::kNumInputs];
   for (int i = 0; i < msa::kNumInputs; ++i) {
@@ -76,8 +91,16 @@ int Launch(int nparam, void **params, int *ndims, int64_t **shapes, const char *
 
 }  // namespace
 
-extern "C" MSA_EXPORT int MsaIndexScoreInit(int *, int64_t **, const char **, mindspore::AotExtra *) {
-  // Attributes are read at every launch (a handful of lookups), so nothing is cached here.
+extern "C" MSA_EXPORT int MsaIndexScoreInit(int *, int64_t **, const char **, mindspore::AotExtra *extra) {
+  // MindSpore calls this once per kernel, with the kernel's own attribute object, and deletes what is attached
+  // with the kernel. Attributes that fail their rules are not cached: the launch reads them and reports it.
+  if (extra == nullptr || extra->KernelData() != nullptr) return 0;
+  try {
+    auto data = std::make_unique<KernelAttrs>();
+    if (msa::cpu::ReadAotAttrs(extra, &data->attrs, &data->fill_value).ok()) extra->SetKernelData(data.release());
+  } catch (const std::exception &) {
+    // e.g. an attribute MindSpore can not convert: leave it to the launch, which reports it
+  }
   return 0;
 }
 
