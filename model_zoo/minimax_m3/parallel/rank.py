@@ -24,6 +24,7 @@ from .launch import LAUNCHER_ENV, RUN_DIR_ENV, plan
 FAULT_ENV = "MS_MSA_TP_FAULT"
 # Test hook: MS_MSA_TP_RANK<r>_CHECKPOINT replaces --checkpoint on rank r (to start ranks on different checkpoints).
 CHECKPOINT_ENV = "MS_MSA_TP_RANK{}_CHECKPOINT"
+DEVICE_TARGET_ENV = "MS_MSA_DEVICE_TARGET"
 DIGEST_WORDS = 2                       # int32 words per digest (64 bits)
 
 
@@ -74,7 +75,8 @@ def _run_rank(args, prompt, parser, rank_id, run_dir):
     from ..model.config import MiniMaxM3Config, tiny_config
     from ..serving.cli import run_generation
 
-    ms.set_context(device_target="CPU")
+    # CPU here; MS_MSA_DEVICE_TARGET=Ascend runs the same ranks on NPUs with HCCL (not run in this workplace).
+    ms.set_context(device_target=os.environ.get(DEVICE_TARGET_ENV, "CPU"))
     init()
     rank, size = get_rank(), get_group_size()
     flag, expected = plan(args)
