@@ -1,5 +1,6 @@
 """MsaIndexScore: the block scores of MiniMax-M3's sparse-attention index branch (SPEC.md)."""
 import functools
+import inspect
 import re
 import threading
 
@@ -7,13 +8,11 @@ from mindspore import Tensor, context, nn
 from mindspore.common.api import _pynative_executor
 
 from . import _attrs, _lib, backends
+from .backends import signature
 
 _AOT_FAILURE = re.compile(r"function\(MsaIndexScore\) is (\d+)")
 _KERNEL_ERRORS = {1: TypeError, 2: ValueError}
 _CALL_LOCK = threading.RLock()
-# construct's parameters, and the backends' (aclnn) order of the same tensors.
-_CALL_NAMES = ("query", "key", "start_loc", "block_table", "scale", "atten_mask", "actual_seq_qlen", "actual_seq_klen")
-_ACLNN_ORDER = ("query", "key", "block_table", "scale", "atten_mask", "actual_seq_qlen", "actual_seq_klen", "start_loc")
 
 
 class MsaIndexScore(nn.Cell):
@@ -142,13 +141,17 @@ class MsaIndexScore(nn.Cell):
             given[name] = value
         if any(v is not None and not isinstance(v, Tensor) for v in given.values()):
             return None
-        ordered = [given.get(name) for name in _ACLNN_ORDER]
+        ordered = [given.get(name) for name in signature.INPUT_NAMES]  # the backends' (aclnn) order
         return lambda: primitive(*ordered)
 
     def extend_repr(self):
         return (f"layout_key={self.layout_key}, sparse_mode={self.sparse_mode}, init_blocks={self.init_blocks}, "
                 f"local_blocks={self.local_blocks}, local_window={self.local_window}, fill_value={self.fill_value}, "
                 f"block_size={self.block_size}, max_kv_blocks={self.max_kv_blocks}, scale_layout={self.scale_layout}")
+
+
+# construct's parameters after self, in order (what a direct PyNative call binds positional arguments to).
+_CALL_NAMES = tuple(inspect.signature(MsaIndexScore.construct).parameters)[1:]
 
 
 def translate_kernel_error(err):
