@@ -19,6 +19,10 @@ CASES = [
                block_size=16, dtype="bfloat16", local_window="token"),
     cases.Case("pairs-m3-d128", heads=4, head_dim=128, pages=12, q_lens=(40, 4), kv_lens=(600, 300),
                block_size=128, dtype="bfloat16", local_window="token", local_blocks=0),
+    # D 128 with two key heads interleaved in each BBND page: the keys of a block are 2 x D apart, so the
+    # path compiled for keys D apart must not be taken.
+    cases.Case("pairs-bbnd-kv2-d128", heads=8, kv_heads=2, head_dim=128, pages=10, q_lens=(24, 5),
+               kv_lens=(400, 130), block_size=128, dtype="bfloat16", local_window="token", local_blocks=0),
 ]
 SUBNORMAL = 2.0 ** -130   # a bf16 subnormal (below 2**-126)
 HUGE = 2.0 ** 127     # SUBNORMAL * HUGE = 1/8

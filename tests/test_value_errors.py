@@ -4,8 +4,8 @@ import numpy as np
 import mindspore as ms
 import pytest
 
-from ms_msa import MsaIndexScore, reference
-from ms_msa.testing import numeric
+from ms_msa import MsaIndexScore, _lib, reference
+from ms_msa.testing import cases, dtypes, numeric
 
 from _inputs import call, valid_args
 
@@ -104,3 +104,30 @@ def test_nan_inf_propagate(where, value, mode):
     ref = reference.msa_index_score(**values, block_size=16)
     assert not np.isfinite(ref).all()
     numeric.assert_accepted(out, ref, float("-inf"))
+
+
+# M3's shape (block 128, D 128, 4 heads per key head) with many rows per task: the kernels' full tiles of
+# keys, which every row sees, fold without a visibility mask, and must still let NaN and infinities through.
+FULL_TILE_CASES = [
+    cases.Case(f"full-tiles-{dtype}", heads=4, head_dim=128, pages=10, q_lens=(20, 4), kv_lens=(600, 300),
+               block_size=128, dtype=dtype, local_window="token", local_blocks=0)
+    for dtype in ("bfloat16", "float16", "float32")
+]
+
+
+@pytest.mark.parametrize("isa", _lib.cpu_isas())
+@pytest.mark.parametrize("case", FULL_TILE_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_nan_inf_propagate_through_full_tiles(isa, case, value, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    inputs = cases.build_inputs(case, seed=3)
+    key = inputs.values["key"].copy()
+    table = inputs.values["block_table"]
+    key[table[0, 1], 40, 0, 9] = value   # request 0, block 1, key 40: seen by every row of request 0
+    key[table[1, 0], 3, 0, 100] = value  # request 1, block 0, key 3
+    inputs.values["key"] = key
+    inputs.tensors["key"] = dtypes.to_tensor(key, case.dtype)
+    out = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    ref = inputs.run_reference()
+    assert not np.isfinite(ref[:, :, :2]).all()
+    numeric.assert_accepted(out, ref, case.fill_value, case.name)

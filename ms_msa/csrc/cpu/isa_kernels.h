@@ -3,7 +3,9 @@
 //   block_max: a tile of query rows against a chunk of keys, reduced at once to a running masked max
 //              per row. The [rows x keys] scores only ever live in registers.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "../common/msa_config.h"
 
@@ -17,12 +19,67 @@ constexpr int64_t kPairRowAlign = 16;
 
 using DecodeFn = void (*)(DType dtype, const void *base, int64_t offset, int64_t n, float *dst);
 
+// The key rows a kernel reads next, asked for one cache line per step of its inner loop and never more
+// than a lead of keys ahead of the keys it computes: this block's rows from the lead on, then the next
+// block's first rows. The first touch of a block otherwise waits on memory with the multiply-adds idle
+// (measured: half of speculative decode's time). A burst of prefetches does not help, since a core holds
+// only a few dozen outstanding misses and stalls on them as on loads; pacing by keys spreads the stream
+// over the work.
+struct KeyPrefetch {
+  struct Rows {
+    const char *first = nullptr;
+    int64_t stride = 0, count = 0;  // bytes from one row to the next; rows
+  };
+  const char *row = nullptr;  // the row being fetched
+  int64_t stride = 0, rows = 0, line = 0;  // rows left in the current segment (it included); byte in the row
+  Rows then;                  // the segment after the current one (the next block)
+  int64_t row_bytes = 0, lines_per_row = 0;
+  int64_t issued = 0, allowed = 0;  // lines asked for, lines the kernel has allowed so far
+  int64_t key0 = 0;           // block index of the first key the current kernel call is given
+
+  // A stream over `now` then `then`, each row `row_bytes` long.
+  static KeyPrefetch Over(Rows now, Rows then, int64_t row_bytes) {
+    KeyPrefetch pf;
+    if (now.count == 0) std::swap(now, then);
+    pf.row = now.first;
+    pf.stride = now.stride;
+    pf.rows = now.count;
+    pf.then = then;
+    pf.row_bytes = row_bytes;
+    pf.lines_per_row = (row_bytes + 63) / 64;
+    return pf;
+  }
+  // The kernel is about to compute keys up to block key `end` (exclusive): rows up to `end` + lead.
+  inline void Allow(int64_t end) { allowed = std::max(allowed, end * lines_per_row); }
+  // Every line allowed so far, at once.
+  inline void Drain() {
+    while (issued < allowed && rows > 0) Step();
+  }
+  inline void Step() {
+    if (issued >= allowed || rows <= 0) return;
+    __builtin_prefetch(row + line, 0, 3);
+    ++issued;
+    line += 64;
+    if (line < row_bytes) return;
+    line = 0;
+    row += stride;
+    if (--rows == 0) {
+      row = then.first;
+      stride = then.stride;
+      rows = then.count;
+      then.count = 0;
+    }
+  }
+};
+
 // qt: the query tile transposed, d x ldq fp32 (ldq: rows rounded up to kRowAlign, padding rows zero).
 // keys: nkeys x d fp32, row-major. scale: a dequant multiplier per key, or null.
 // limit[r]: how many of the keys row r may see (a prefix; <= nkeys).
 // run_max[r] / run_nan[r]: a running NaN-propagating max over every visible key seen so far; updated.
+// pf: stepped once per multiply-add step of the loop, or null.
 using BlockMaxFn = void (*)(const float *qt, int64_t ldq, int64_t d, const float *keys, int64_t nkeys,
-                            const float *scale, const int32_t *limit, float *run_max, int32_t *run_nan);
+                            const float *scale, const int32_t *limit, float *run_max, int32_t *run_nan,
+                            KeyPrefetch *pf);
 
 // Tasks with at most this many query rows (decode: one token x the heads of a key head) skip the fp32
 // key buffer: keys are read in their own dtype and dotted in registers, so decode runs at memory speed.
@@ -39,18 +96,18 @@ inline bool DotPathReads(DType key_dtype) {
 // (exactly those DotPathReads refuses).
 using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *key_off, int64_t nkeys,
                           const float *q, int64_t rows, int64_t d, const float *scale, const int32_t *limit,
-                          float *run_max, int32_t *run_nan);
+                          float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 
 // bf16 queries against bf16 keys on an instruction that multiplies bf16 pairs exactly and adds them in
 // fp32 (AVX512-BF16's vdpbf16ps): twice the multiply-adds of an fp32 FMA, and no decode pass.
 // qp: the query tile as pairs, ceil(d / 2) x ldq uint32 (pair j of row r holds q[r][2j] in its low and
 // q[r][2j+1] in its high half; a missing q[r][d] is 0); keys read in place at key_off (bf16 elements);
-// limit / run_max / run_nan as BlockMaxFn. The instruction treats subnormal inputs as zero, so the
-// caller never passes a query tile with one, and the function returns false (doing nothing) if a key
-// of the chunk has one: the caller then takes the fp32 path, whose FMAs keep them.
-using PairBlockMaxFn = bool (*)(const uint32_t *qp, int64_t ldq, int64_t d, const void *key_base,
+// limit / run_max / run_nan / pf as BlockMaxFn. The instruction treats subnormal inputs as zero, so the
+// caller never passes a query tile with one, and a tile of keys with one is dotted with fp32 FMAs instead
+// (the fp32 path's arithmetic, which keeps them).
+using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, const void *key_base,
                                 const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
-                                int32_t *run_nan);
+                                int32_t *run_nan, KeyPrefetch *pf);
 
 struct IsaKernels {
   const char *isa;

@@ -30,6 +30,16 @@ inline KeyLocation PackedKey(int64_t key_row0, int64_t beta, int64_t n, int64_t 
   return {(row * N2 + g) * D, row * N2 + g};  // scale is [T2, N2] (or [T2] when N2 = 1)
 }
 
+// Bytes of one key element.
+inline int64_t KeyElementBytes(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
+    default: return 1;  // int8, fp8
+  }
+}
+
 // Element offset of output row (head, token) in the [N1, T1, W] score.
 inline int64_t OutputRow(int64_t head, int64_t token, int64_t T1, int64_t W) { return (head * T1 + token) * W; }
 

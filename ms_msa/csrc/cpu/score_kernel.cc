@@ -24,6 +24,12 @@ constexpr int64_t kTargetRowsPerTask = 64;
 // Keys decoded to fp32 at a time (48 x D x 4 B = 24 KiB at D 128): the chunk stays in L1/L2 while every
 // query row of the task is scored against it. A multiple of the micro-kernel's 6 and 12 key tiles.
 constexpr int64_t kKeyChunk = 48;
+// How far ahead of their dots the kernels that read keys in place ask for them. Pages of a block table
+// are scattered, and the hardware prefetchers stop at every 4 KiB. Measured on Zen 4, D 128, bf16 keys:
+// decode (few rows, memory-bound) is fastest 8 keys ahead (2 KiB; 16 or 32 were slower), the pair path
+// did the same from 16 to 128.
+constexpr int64_t kDotLeadKeys = 8;
+constexpr int64_t kPairLeadKeys = 32;
 // A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
 // across threads without tasks becoming too small to amortise their set-up.
 constexpr int64_t kMinBlocksPerTask = 4;
@@ -128,7 +134,7 @@ class TaskRunner {
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
-        ScoreBlock(req, task, beta, max_vis, rows, ldq, pairs, s);
+        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, s);
       }
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r / group_], OutRow(req, task, r));
@@ -195,22 +201,50 @@ class TaskRunner {
     }
   }
 
-  void ScoreBlock(const Request &req, const Task &task, int64_t beta, int64_t max_vis, int64_t rows, int64_t ldq,
-                  bool pairs, Scratch *s) const {
+  // Where block beta's keys are: every layout is affine in n inside a block (key_addressing.h), so two
+  // look-ups give the first key and the step (element offsets; the same for the int8 scales).
+  void BlockKeys(const Request &req, const Task &task, int64_t beta, int64_t *key0, int64_t *key_step,
+                 int64_t *scale0, int64_t *scale_step) const {
+    int64_t key1, scale1;
+    KeyOffsets(req, task, beta, 0, key0, scale0);
+    KeyOffsets(req, task, beta, 1, &key1, &scale1);
+    *key_step = key1 - *key0;
+    *scale_step = scale1 - *scale0;
+  }
+
+  // Rows [begin, end) of block beta, for a prefetch stream.
+  KeyPrefetch::Rows BlockRows(const Request &req, const Task &task, int64_t beta, int64_t begin, int64_t end) const {
+    int64_t key0, key_step, scale0, scale_step;
+    BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
+    const int64_t bytes = KeyElementBytes(p_.key_dtype);
+    KeyPrefetch::Rows rows;
+    rows.first = static_cast<const char *>(p_.key) + (key0 + begin * key_step) * bytes;
+    rows.stride = key_step * bytes;
+    rows.count = std::max<int64_t>(end - begin, 0);
+    return rows;
+  }
+
+  void ScoreBlock(const Request &req, const Task &task, int64_t beta, bool has_next, int64_t max_vis, int64_t rows,
+                  int64_t ldq, bool pairs, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
     const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
     std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
     std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
-    // Every layout is affine in n inside a block (key_addressing.h): two look-ups give base and step.
-    int64_t key0, scale0, key1, scale1;
-    KeyOffsets(req, task, beta, 0, &key0, &scale0);
-    KeyOffsets(req, task, beta, 1, &key1, &scale1);
-    const int64_t key_step = key1 - key0, scale_step = scale1 - scale0;
+    int64_t key0, key_step, scale0, scale_step;
+    BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
     // Few rows, and bf16 pairs, read the keys in place, a whole block per call; the fp32 path decodes
     // pieces that stay in cache.
     const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
     const int64_t chunk = dot || pairs ? P_ : kKeyChunk;
+    // The kernels pull in the keys a lead ahead of their dots, on into the next block (the fp32 path reads
+    // the next chunk's rows while it computes this one).
+    const int64_t lead = dot ? kDotLeadKeys : pairs ? kPairLeadKeys : kKeyChunk;
+    // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
+    const KeyPrefetch::Rows next =
+        has_next ? BlockRows(req, task, beta + 1, 0, std::min({lead, P_, max_vis - first_key - P_})) : KeyPrefetch::Rows{};
+    KeyPrefetch stream =
+        KeyPrefetch::Over(BlockRows(req, task, beta, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       for (int64_t i = 0; i < n; ++i) {
@@ -220,19 +254,15 @@ class TaskRunner {
       SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
-                     s->run_max.data(), s->run_nan.data());
-        continue;
-      }
-      if (pairs && isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, s->limit.data(),
-                                       s->run_max.data(), s->run_nan.data())) {
-        continue;  // (false: a subnormal key in the block, which the fp32 path below keeps)
-      }
-      for (int64_t p0 = 0; p0 < n; p0 += kKeyChunk) {
-        const int64_t m = std::min(kKeyChunk, n - p0);
-        if (m < n) SetLimits(first_key, c0 + p0, m, rows, ldq, s);
-        for (int64_t i = 0; i < m; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[p0 + i], D_, s->keys.data() + i * D_);
-        isa_.block_max(s->qt.data(), ldq, D_, s->keys.data(), m, scale != nullptr ? scale + p0 : nullptr,
-                       s->limit.data(), s->run_max.data(), s->run_nan.data());
+                     s->run_max.data(), s->run_nan.data(), &stream);
+      } else if (pairs) {
+        isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, s->limit.data(), s->run_max.data(),
+                            s->run_nan.data(), &stream);
+      } else {
+        for (int64_t i = 0; i < n; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[i], D_, s->keys.data() + i * D_);
+        stream.key0 = c0;
+        isa_.block_max(s->qt.data(), ldq, D_, s->keys.data(), n, scale, s->limit.data(), s->run_max.data(),
+                       s->run_nan.data(), &stream);
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
