@@ -76,7 +76,7 @@ struct KeyPrefetch {
 // keys: nkeys x d fp32, row-major. scale: a dequant multiplier per key, or null.
 // limit[r]: how many of the keys row r may see (a prefix; <= nkeys).
 // run_max[r] / run_nan[r]: a running NaN-propagating max over every visible key seen so far; updated.
-// pf: stepped once per multiply-add step of the loop, or null.
+// pf: the key rows to pull in meanwhile (KeyPrefetch), stepped once per multiply-add step of the loop.
 using BlockMaxFn = void (*)(const float *qt, int64_t ldq, int64_t d, const float *keys, int64_t nkeys,
                             const float *scale, const int32_t *limit, float *run_max, int32_t *run_nan,
                             KeyPrefetch *pf);
