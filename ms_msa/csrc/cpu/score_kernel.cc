@@ -212,10 +212,8 @@ class TaskRunner {
     *scale_step = scale1 - *scale0;
   }
 
-  // Rows [begin, end) of block beta, for a prefetch stream.
-  KeyPrefetch::Rows BlockRows(const Request &req, const Task &task, int64_t beta, int64_t begin, int64_t end) const {
-    int64_t key0, key_step, scale0, scale_step;
-    BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
+  // Rows [begin, end) of the block whose first key and step are key0 / key_step, for a prefetch stream.
+  KeyPrefetch::Rows BlockRows(int64_t key0, int64_t key_step, int64_t begin, int64_t end) const {
     const int64_t bytes = KeyElementBytes(p_.key_dtype);
     KeyPrefetch::Rows rows;
     rows.first = static_cast<const char *>(p_.key) + (key0 + begin * key_step) * bytes;
@@ -241,10 +239,14 @@ class TaskRunner {
     // the next chunk's rows while it computes this one).
     const int64_t lead = dot ? kDotLeadKeys : pairs ? kPairLeadKeys : kKeyChunk;
     // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
-    const KeyPrefetch::Rows next =
-        has_next ? BlockRows(req, task, beta + 1, 0, std::min({lead, P_, max_vis - first_key - P_})) : KeyPrefetch::Rows{};
+    KeyPrefetch::Rows next;
+    if (has_next) {
+      int64_t next_key0, next_step, next_scale0, next_scale_step;
+      BlockKeys(req, task, beta + 1, &next_key0, &next_step, &next_scale0, &next_scale_step);
+      next = BlockRows(next_key0, next_step, 0, std::min({lead, P_, max_vis - first_key - P_}));
+    }
     KeyPrefetch stream =
-        KeyPrefetch::Over(BlockRows(req, task, beta, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
+        KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       for (int64_t i = 0; i < n; ++i) {
