@@ -37,6 +37,7 @@ _PORTABLE_SOURCES = [
     "cpu/isa_kernels_generic.cc",
     "cpu/isa_dispatch.cc",
     "cpu/score_kernel.cc",
+    "cpu/worker_pool.cc",
     "cpu/msa_index_score_aot.cc",
     "cpu/msa_index_score_infer.cc",
 ]
@@ -107,7 +108,7 @@ def build_library(target, units, flags, roots, exts=(".cc", ".h", ".inc"), force
             _run(cmd, verbose, what)
             objs.append(obj)
         tmp_lib = os.path.join(tmp, os.path.basename(target))
-        _run([cxx, "-shared", "-pthread", *extra, *objs, "-o", tmp_lib], verbose, what)
+        _run([cxx, "-shared", "-pthread", *extra, *objs, "-o", tmp_lib, "-ldl"], verbose, what)
         os.replace(tmp_lib, target)  # atomic: a concurrent reader sees the old or the new library
     with open(stamp, "w") as f:
         f.write(fp + "\n")

@@ -13,6 +13,7 @@
 
 #include "isa_kernels.h"
 #include "key_addressing.h"
+#include "worker_pool.h"
 
 namespace msa {
 namespace cpu {
@@ -33,7 +34,7 @@ constexpr int64_t kPairLeadKeys = 32;
 // A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
 // across threads without tasks becoming too small to amortise their set-up.
 constexpr int64_t kMinBlocksPerTask = 4;
-// Below this many multiply-adds the thread start-up costs more than it saves.
+// Below this many multiply-adds waking another thread costs more than it saves.
 constexpr double kMinWorkPerThread = 2e6;
 
 struct Request {
@@ -307,8 +308,8 @@ class TaskRunner {
 
 // Subnormals count (SPEC §6 compares with a float64 reference): MindSpore's graph runtime launches kernels on
 // threads that flush them (MXCSR DAZ/FTZ on x86, FPCR FZ on Arm), which would turn a subnormal query element
-// times a huge key element into 0. The launch clears those bits and restores them after; the workers it
-// starts inherit the cleared environment (POSIX threads inherit the creator's floating-point environment).
+// times a huge key element into 0. The launch clears those bits and restores them after, and so does each
+// part of the work on the thread that runs it (the worker pool's threads are kept from call to call).
 class KeepSubnormals {
  public:
   KeepSubnormals() {
@@ -398,14 +399,12 @@ void RunScore(const ScoreProblem &p, int num_threads) {
   for (auto &s : scratch) runner.Prepare(&s);
   std::atomic<int64_t> next{0};
   auto worker = [&](int id) {
+    const KeepSubnormals part_ieee;  // a kept pool thread has whatever FP mode it last ran with
     for (int64_t i = next.fetch_add(1); i < static_cast<int64_t>(tasks.size()); i = next.fetch_add(1)) {
       runner.Run(tasks[i], &scratch[id]);
     }
   };
-  std::vector<std::thread> pool;
-  for (int id = 1; id < workers; ++id) pool.emplace_back(worker, id);
-  worker(0);
-  for (auto &t : pool) t.join();
+  RunParallel(workers, worker);
 }
 
 }  // namespace cpu
