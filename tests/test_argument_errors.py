@@ -17,6 +17,41 @@ def test_valid_call_passes(mode):
     assert call(valid_args()).shape == (N1, T1, 16)
 
 
+def test_one_cell_checks_every_call(mode):
+    """A Cell remembers the shapes and dtypes that passed its rules, never those that failed: after a good
+    call, a bad one raises, and raises again, and the good one still runs."""
+    cell = MsaIndexScore(block_size=P)
+    good = valid_args()
+    first = cell(**good).asnumpy()
+    bad = dict(good, key=t(np.zeros((NP, P, N2, D + 16), np.float16)))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="head dims differ"):
+            cell(**bad)
+    np.testing.assert_array_equal(cell(**good).asnumpy(), first)
+    with pytest.raises(TypeError, match="'query' dtype"):
+        cell(**dict(good, query=t(np.zeros((T1, N1, D), np.int32))))  # the same shapes, another dtype
+
+
+def test_rules_rerun_for_new_arguments_only(pynative, monkeypatch):
+    """The remembered check is keyed by every dtype and shape: a repeated good call skips the C++ rule
+    check, a call differing in one dtype or one dim runs it (and fails there, before any kernel)."""
+    from ms_msa import _lib  # pylint: disable=import-outside-toplevel
+    checked = []
+    real = _lib.check_args
+    monkeypatch.setattr(_lib, "check_args", lambda names, shapes, *a: checked.append(names) or real(names, shapes, *a))
+    cell = MsaIndexScore(block_size=P)
+    good = valid_args()
+    cell(**good)
+    cell(**good)
+    assert len(checked) == 1
+    for bad, exc in [(dict(good, query=t(np.zeros((T1, N1, D), np.int32))), TypeError),
+                     (dict(good, key=t(np.zeros((NP, P, N2, D + 16), np.float16))), ValueError)]:
+        before = len(checked)
+        with pytest.raises(exc):
+            cell(**bad)
+        assert len(checked) == before + 1
+
+
 # ---- attributes (checked when the Cell is built) ------------------------------------------------
 
 @pytest.mark.parametrize("attrs, match", [
