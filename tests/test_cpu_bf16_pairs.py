@@ -1,7 +1,8 @@
 """The bf16 pair path of the CPU kernel (kernel set "avx512-bf16": vdpbf16ps multiplies bf16 pairs exactly and
 adds them in fp32, at twice the fp32 FMA rate) against the reference on values that stress it, in PyNative and
 GRAPH_MODE: exponents over the whole bf16 range, and subnormal elements next to huge partners (the instruction
-reads a subnormal as zero, so the kernel must take its fp32 path for such a query tile or key block)."""
+reads a subnormal as zero, so the kernel must take its fp32 path for such a query tile or key block). Both users
+of the instruction: the pair path of several query rows and the decode dot path of at most four."""
 import numpy as np
 import mindspore as ms
 import pytest
@@ -13,8 +14,13 @@ PAIR_ISAS = [isa for isa in _lib.cpu_isas() if isa.endswith("bf16")]
 ALL = _lib.cpu_isas()
 pytestmark = pytest.mark.skipif(not PAIR_ISAS, reason="this CPU has no bf16 pair instruction (AVX512-BF16)")
 
-# Several query rows per task (the pair path; <= 4 rows take the decode dot path), causal, odd and even D.
+# Several query rows per task (the pair path), causal, odd and even D; and decode (one token: <= 4 rows per task
+# take the dot path, on vdpbf16ps too), with a D that leaves a masked tail of 5 elements and M3's D 128.
 CASES = [
+    cases.Case("dot-pairs-decode-gqa-d37", heads=8, kv_heads=2, head_dim=37, pages=30, q_lens=(1,) * 5,
+               kv_lens=(150, 70, 33, 96, 1), block_size=16, dtype="bfloat16", local_window="token"),
+    cases.Case("dot-pairs-decode-m3-d128", heads=4, head_dim=128, pages=16, q_lens=(1,) * 4,
+               kv_lens=(700, 300, 129, 128), block_size=128, dtype="bfloat16", local_window="token", local_blocks=0),
     cases.Case("pairs-gqa-d37", heads=8, kv_heads=2, head_dim=37, pages=24, q_lens=(21, 6), kv_lens=(150, 70),
                block_size=16, dtype="bfloat16", local_window="token"),
     cases.Case("pairs-m3-d128", heads=4, head_dim=128, pages=12, q_lens=(40, 4), kv_lens=(600, 300),

@@ -109,12 +109,23 @@ using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, cons
                                 const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
                                 int32_t *run_nan, KeyPrefetch *pf);
 
+// bf16 queries against bf16 keys on the dot path (decode: at most kDotRows rows) on vdpbf16ps: the keys
+// are read in place, 32 elements per instruction, with no widening to fp32 (which was half of decode's
+// instructions). qb: kDotRows x d bf16 row-major (padding rows zero; never a subnormal, which the
+// instruction reads as zero); q: the same rows in fp32, for a group of keys with a subnormal element,
+// which is dotted with the dot path's fp32 FMAs instead. Other arguments as DotMaxFn (bf16 keys have no
+// scale).
+using Bf16DotMaxFn = void (*)(const uint16_t *qb, const float *q, int64_t rows, int64_t d, const void *key_base,
+                              const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
+                              int32_t *run_nan, KeyPrefetch *pf);
+
 struct IsaKernels {
   const char *isa;
   DecodeFn decode;
   BlockMaxFn block_max;
   DotMaxFn dot_max;
   PairBlockMaxFn bf16_block_max;  // null where the CPU has no bf16 pair instruction
+  Bf16DotMaxFn bf16_dot_max;      // null where the CPU has no bf16 pair instruction
 };
 
 // True if a bf16 value (its bits) is subnormal: a zero exponent and a non-zero fraction.

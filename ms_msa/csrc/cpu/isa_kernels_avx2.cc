@@ -15,7 +15,7 @@ namespace avx2 {
 #include "isa_kernels_impl.inc"
 }  // namespace avx2
 
-IsaKernels Avx2Kernels() { return {"avx2", avx2::Decode, avx2::BlockMax, avx2::DotMax, nullptr}; }
+IsaKernels Avx2Kernels() { return {"avx2", avx2::Decode, avx2::BlockMax, avx2::DotMax, nullptr, nullptr}; }
 
 }  // namespace cpu
 }  // namespace msa

@@ -1,5 +1,6 @@
 // The AVX-512 build with AVX512-BF16 (compiled with the AVX-512 flags plus -mavx512bf16; called only after a
-// CPUID check): the AVX-512 kernel set, plus bf16 queries against bf16 keys on vdpbf16ps (PairBlockMax).
+// CPUID check): the AVX-512 kernel set, plus bf16 queries against bf16 keys on vdpbf16ps (PairBlockMax for
+// several rows, Bf16DotMax for decode's few).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -17,7 +18,8 @@ namespace avx512bf16 {
 }  // namespace avx512bf16
 
 IsaKernels Avx512Bf16Kernels() {
-  return {"avx512-bf16", avx512bf16::Decode, avx512bf16::BlockMaxWide, avx512bf16::DotMax, avx512bf16::PairBlockMax};
+  return {"avx512-bf16", avx512bf16::Decode, avx512bf16::BlockMaxWide, avx512bf16::DotMax, avx512bf16::PairBlockMax,
+          avx512bf16::Bf16DotMax};
 }
 
 }  // namespace cpu

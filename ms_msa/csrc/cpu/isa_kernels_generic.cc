@@ -13,7 +13,7 @@ namespace generic {
 #include "isa_kernels_impl.inc"
 }  // namespace generic
 
-IsaKernels GenericKernels() { return {"generic", generic::Decode, generic::BlockMax, generic::DotMax, nullptr}; }
+IsaKernels GenericKernels() { return {"generic", generic::Decode, generic::BlockMax, generic::DotMax, nullptr, nullptr}; }
 
 }  // namespace cpu
 }  // namespace msa

@@ -71,6 +71,7 @@ struct Scratch {
   std::vector<float> q_rows;  // rows x D
   std::vector<float> qt;      // D x ldq
   std::vector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path only)
+  std::vector<uint16_t> qb;   // kDotRows x D bf16 query rows (the bf16 dot path only)
   std::vector<float> keys;    // kKeyChunk x D
   std::vector<float> scale;   // max(kKeyChunk, P)
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
@@ -92,12 +93,17 @@ class TaskRunner {
   bool pair_path() const {
     return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
   }
+  // ... and so do the few rows of the dot path, where the instruction halves the work per key.
+  bool dot_pair_path() const {
+    return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+  }
 
   void Prepare(Scratch *s) const {
     const int64_t rows = rows_capacity();
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
     if (pair_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
+    if (dot_pair_path()) s->qb.assign(kDotRows * D_, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
     s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
     s->key_off.assign(std::max(kKeyChunk, P_), 0);
@@ -132,10 +138,11 @@ class TaskRunner {
     if (task.col_begin < block_end) {
       // A subnormal query element would be read as zero by the pair instruction: such a task uses fp32.
       const bool pairs = pair_path() && rows > kDotRows && !LoadQueryPairs(req, task, rows, s);
+      const bool dot_pairs = dot_pair_path() && rows <= kDotRows && !LoadQueryRowsBf16(req, task, rows, s);
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
-        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, s);
+        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, dot_pairs, s);
       }
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r / group_], OutRow(req, task, r));
@@ -182,6 +189,22 @@ class TaskRunner {
     return subnormal;
   }
 
+  // Copies the task's bf16 query rows, kDotRows x D (padding rows zero); returns true if one of them is
+  // subnormal (the rows are then unused).
+  bool LoadQueryRowsBf16(const Request &req, const Task &task, int64_t rows, Scratch *s) const {
+    const uint16_t *query = static_cast<const uint16_t *>(p_.query);
+    std::fill(s->qb.begin(), s->qb.end(), uint16_t{0});
+    bool subnormal = false;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t token = req.q_begin + task.t_begin + r / group_;
+      const int64_t head = task.g * group_ + r % group_;
+      const uint16_t *row = query + (token * p_.geo.n1 + head) * D_;
+      for (int64_t d = 0; d < D_; ++d) subnormal |= Bf16IsSubnormal(row[d]);
+      std::copy(row, row + D_, s->qb.begin() + r * D_);
+    }
+    return subnormal;
+  }
+
   // Element offsets of key n of logical block beta, and of its scale.
   void KeyOffsets(const Request &req, const Task &task, int64_t beta, int64_t n, int64_t *key_off,
                   int64_t *scale_off) const {
@@ -224,7 +247,7 @@ class TaskRunner {
   }
 
   void ScoreBlock(const Request &req, const Task &task, int64_t beta, bool has_next, int64_t max_vis, int64_t rows,
-                  int64_t ldq, bool pairs, Scratch *s) const {
+                  int64_t ldq, bool pairs, bool dot_pairs, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
     const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
@@ -255,7 +278,10 @@ class TaskRunner {
         if (scale != nullptr) s->scale[i] = p_.scale[scale0 + (c0 + i) * scale_step];
       }
       SetLimits(first_key, c0, n, rows, ldq, s);
-      if (dot) {
+      if (dot && dot_pairs) {
+        isa_.bf16_dot_max(s->qb.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, s->limit.data(),
+                          s->run_max.data(), s->run_nan.data(), &stream);
+      } else if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
                      s->run_max.data(), s->run_nan.data(), &stream);
       } else if (pairs) {
