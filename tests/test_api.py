@@ -111,7 +111,7 @@ def test_bit_identical_whatever_the_thread_count(case_name, mode, monkeypatch):
 
 @pytest.mark.parametrize("isa", _lib.cpu_isas())
 @pytest.mark.parametrize("case_name", ["L1-int8-dequant", "X-head-dim-96", "L0-prefill-aligned-e5m2", "X-fp32",
-                                       "X-m3-decode-int8", "X-m3-decode-bf16-d100", "X-gqa-decode-fp16",
+                                       "X-m3-decode-int8", "X-m3-decode-bf16-d100", "X-m3-decode-bf16-int8-d100", "X-gqa-decode-fp16",
                                        "X-decode-fp32-int8-tnd", "L0-debug-trace"])
 def test_every_cpu_path_against_reference(isa, case_name, mode, monkeypatch):
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)

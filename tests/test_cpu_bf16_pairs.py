@@ -95,3 +95,29 @@ def test_subnormal_next_to_a_huge_partner_counts(isa, where, case, mode, monkeyp
     _, ref = _run(_with_values(case, query, key), case, isa, monkeypatch)
     scores = decided(ref)[np.isfinite(decided(ref)) & (decided(ref) < 1e29)]
     assert scores.size and (scores > 0.1).mean() > 0.5
+
+
+INT8_DECODE = cases.Case("dot-pairs-decode-int8-d100", heads=4, head_dim=100, pages=40, q_lens=(1, 1, 1),
+                         kv_lens=(4001, 129, 7), block_size=128, dtype="bfloat16", int8_key=True, local_window="token",
+                         local_blocks=0)
+
+
+@pytest.mark.parametrize("isa", ALL)
+def test_int8_key_decode_subnormal_query_counts(isa, mode, monkeypatch):
+    """bf16 queries against int8 keys on the dot path: a query row whose only non-zero element is subnormal,
+    with a huge dequant scale, scores k * 2**-130 * 2**126 = k / 16 (read as zero it would score 0)."""
+    case = INT8_DECODE
+    inputs = cases.build_inputs(case, seed=3)
+    rng = np.random.default_rng(3)
+    query = rng.standard_normal(inputs.values["query"].shape) * 2.0 ** -120  # normal, small: scores ~1e4
+    query[0, 2, :] = 0.0
+    query[0, 2, 7] = SUBNORMAL
+    inputs.values["query"] = dtypes.round_to(query, "bfloat16")
+    inputs.tensors["query"] = dtypes.to_tensor(inputs.values["query"], "bfloat16")
+    back = inputs.tensors["query"].astype(ms.float32).asnumpy().astype(np.float64)
+    assert np.array_equal(back, inputs.values["query"]) and back[0, 2, 7] == SUBNORMAL
+    inputs.values["scale"] = np.full(inputs.values["scale"].shape, 2.0 ** 126)
+    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    _, ref = _run(inputs, case, isa, monkeypatch)
+    row = ref[2, 0][np.isfinite(ref[2, 0])]
+    assert row.size > 20 and (np.abs(row) >= 1 / 16).mean() > 0.9  # the subnormal term decides every block

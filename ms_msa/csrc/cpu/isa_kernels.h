@@ -109,15 +109,18 @@ using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, cons
                                 const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
                                 int32_t *run_nan, KeyPrefetch *pf);
 
-// bf16 queries against bf16 keys on the dot path (decode: at most kDotRows rows) on vdpbf16ps: the keys
-// are read in place, 32 elements per instruction, with no widening to fp32 (which was half of decode's
-// instructions). qb: kDotRows x d bf16 row-major (padding rows zero; never a subnormal, which the
-// instruction reads as zero); q: the same rows in fp32, for a group of keys with a subnormal element,
-// which is dotted with the dot path's fp32 FMAs instead. Other arguments as DotMaxFn (bf16 keys have no
-// scale).
-using Bf16DotMaxFn = void (*)(const uint16_t *qb, const float *q, int64_t rows, int64_t d, const void *key_base,
-                              const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
-                              int32_t *run_nan, KeyPrefetch *pf);
+// bf16 queries on the dot path (decode: at most kDotRows rows) on vdpbf16ps, against bf16 keys read in
+// place as pairs (no widening to fp32, which was half of decode's instructions) or int8 keys widened to
+// bf16 pairs exactly (one multiply-add instruction per 32 elements instead of two). qb: kDotRows x d bf16
+// row-major (padding rows zero; never a subnormal, which the instruction reads as zero); q: the same rows
+// in fp32, for a group of bf16 keys with a subnormal element, which is dotted with the dot path's fp32 FMAs
+// instead. Other arguments as DotMaxFn; returns false (doing nothing) for a key dtype other than bf16/int8.
+using Bf16DotMaxFn = bool (*)(DType key_dtype, const uint16_t *qb, const float *q, int64_t rows, int64_t d,
+                              const void *key_base, const int64_t *key_off, int64_t nkeys, const float *scale,
+                              const int32_t *limit, float *run_max, int32_t *run_nan, KeyPrefetch *pf);
+
+// The key dtypes Bf16DotMaxFn reads.
+inline bool Bf16DotPathReads(DType key_dtype) { return key_dtype == DType::kBFloat16 || key_dtype == DType::kInt8; }
 
 struct IsaKernels {
   const char *isa;

@@ -93,9 +93,10 @@ class TaskRunner {
   bool pair_path() const {
     return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
   }
-  // ... and so do the few rows of the dot path, where the instruction halves the work per key.
+  // ... and so do the few rows of the dot path, where the instruction halves the work per key, with bf16 or
+  // int8 keys.
   bool dot_pair_path() const {
-    return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+    return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && Bf16DotPathReads(p_.key_dtype);
   }
 
   void Prepare(Scratch *s) const {
@@ -279,8 +280,8 @@ class TaskRunner {
       }
       SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot && dot_pairs) {
-        isa_.bf16_dot_max(s->qb.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, s->limit.data(),
-                          s->run_max.data(), s->run_nan.data(), &stream);
+        isa_.bf16_dot_max(p_.key_dtype, s->qb.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, scale,
+                          s->limit.data(), s->run_max.data(), s->run_nan.data(), &stream);
       } else if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
                      s->run_max.data(), s->run_nan.data(), &stream);
