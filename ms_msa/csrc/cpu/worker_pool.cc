@@ -1,6 +1,7 @@
 #include "worker_pool.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +97,7 @@ class WorkerPool {
 
   // Thread `id`'s life: wait for a new generation, run its part if the call has one, report, repeat.
   void Park(int id, uint64_t seen) {
+    pthread_setname_np(pthread_self(), "ms_msa_worker");  // what a user sees in top -H or a profiler
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       wake_.wait(lock, [&] { return generation_ != seen; });
