@@ -96,7 +96,7 @@ def test_repr_names_attributes(pynative):
 
 
 @pytest.mark.parametrize("case_name", ["L1-prefill-multi-mtile", "L0-decode-q4-kv275", "X-gqa-n2-4-tnd-int8",
-                                       "X-m3-decode-int8"])
+                                       "X-m3-decode-int8", "X-m3-decode-bf16-d100", "X-m3-decode-bf16-int8-d100"])
 def test_bit_identical_whatever_the_thread_count(case_name, mode, monkeypatch):
     case = cases.CASES_BY_NAME[case_name]
     inputs = cases.build_inputs(case)

@@ -108,10 +108,15 @@ def test_nan_inf_propagate(where, value, mode):
 
 # M3's shape (block 128, D 128, 4 heads per key head) with many rows per task: the kernels' full tiles of
 # keys, which every row sees, fold without a visibility mask, and must still let NaN and infinities through.
+# And decode (one token per request: the dot path, on vdpbf16ps for bf16).
 FULL_TILE_CASES = [
     cases.Case(f"full-tiles-{dtype}", heads=4, head_dim=128, pages=10, q_lens=(20, 4), kv_lens=(600, 300),
                block_size=128, dtype=dtype, local_window="token", local_blocks=0)
     for dtype in ("bfloat16", "float16", "float32")
+] + [
+    cases.Case(f"decode-{dtype}", heads=4, head_dim=128, pages=10, q_lens=(1, 1), kv_lens=(600, 300),
+               block_size=128, dtype=dtype, local_window="token", local_blocks=0)
+    for dtype in ("bfloat16", "float16")
 ]
 
 

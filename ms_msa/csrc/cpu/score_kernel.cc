@@ -68,7 +68,6 @@ int64_t VisibleEnd(const ScoreProblem &p, const Request &r, int64_t t_off) {
   return std::min(std::max<int64_t>(r.kv_len - r.q_len + t_off + 1, 0), r.kv_len);
 }
 
-// Scratch of one worker, sized once per launch: O(rows x D + chunk x D), independent of sequence length.
 // Scratch the micro-kernels load whole vectors from starts on a cache line: from malloc's 16-byte alignment
 // most 64-byte loads straddle two lines (measured: about 1 % of bf16 decode and speculative decode with the
 // keys in cache, C++ harness, one thread).
@@ -89,6 +88,7 @@ struct CacheLineAllocator {
 template <typename T>
 using LineVector = std::vector<T, CacheLineAllocator<T>>;
 
+// Scratch of one worker, sized once per launch: O(rows x D + chunk x D), independent of sequence length.
 struct Scratch {
   LineVector<float> q_rows;  // rows x D
   LineVector<float> qt;      // D x ldq
@@ -110,13 +110,13 @@ class TaskRunner {
   int64_t tokens_per_task() const { return std::max<int64_t>(1, kTargetRowsPerTask / group_); }
   // Rows padded to 16: the bf16 pair path works in 16-lane vectors of rows (the others need 8).
   int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kPairRowAlign); }
-  // bf16 queries and keys go through the pair instruction where the CPU has one (several rows only:
-  // the few-row dot path is bound by memory, not arithmetic).
+  // bf16 queries and keys go through the pair instruction where the CPU has one: tasks of several rows on
+  // the pair tiles (decode's few rows: dot_pair_path below).
   bool pair_path() const {
     return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
   }
-  // ... and so do the few rows of the dot path, where the instruction halves the work per key, with bf16 or
-  // int8 keys.
+  // The few rows of the dot path (bf16 queries; bf16 or int8 keys) dot on the same instruction, which halves
+  // the instructions per key.
   bool dot_pair_path() const {
     return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && Bf16DotPathReads(p_.key_dtype);
   }
