@@ -132,7 +132,7 @@ EXTENSION_CASES = [
     _c("X-fp8-e4m3fn-gqa-tnd", **UNALIGNED, dtype="float8_e4m3fn", kv_heads=2, layout="TND"),
     # decode shapes with <= 4 query rows per key head take the kernel's register-dot path
     _c("X-m3-decode-bf16-d100", 4, 100, 40, (1, 1, 1), (4001, 129, 7), dtype="bfloat16", local_window="token"),
-    _c("X-m3-decode-bf16-int8-d100", 4, 100, 40, (1, 1, 1), (4001, 129, 7), dtype="bfloat16", int8_key=True,
+    _c("X-m3-decode-bf16-int8-d100", 4, 100, 80, (1, 1, 1), (8001, 129, 7), dtype="bfloat16", int8_key=True,
        local_window="token"),
     _c("X-gqa-decode-fp16", 4, 64, 20, (1, 2), (777, 300), kv_heads=2),
     _c("X-decode-fp32-int8-tnd", 4, 40, 0, (1, 1), (333, 65), dtype="float32", int8_key=True, layout="TND"),
