@@ -7,7 +7,7 @@ import threading
 from mindspore import Tensor, context, nn
 from mindspore.common.api import _pynative_executor
 
-from . import _attrs, _lib, backends
+from . import _attrs, _graph_calls, _lib, backends
 from .backends import signature
 
 _AOT_FAILURE = re.compile(r"function\(MsaIndexScore\) is (\d+)")
@@ -97,6 +97,9 @@ class MsaIndexScore(nn.Cell):
         self.max_kv_blocks = attrs["max_kv_blocks"]
         self.scale_layout = attrs["scale_layout"]
         self.score_op = backends.make_primitive(attrs)
+        # Repeated GRAPH_MODE calls run their compiled graph directly (_graph_calls.py): on CPU, where that
+        # has run; Ascend keeps Cell.__call__ until this library has run on an NPU.
+        self._graph_calls = _graph_calls.CompiledCalls() if target == _lib.TARGET_CPU else None
         self._recoveries = 0
         self._base_phase = self.phase
 
@@ -110,13 +113,16 @@ class MsaIndexScore(nn.Cell):
         # PyNative outputs of one call handed to another), so ms_msa's Cells take turns.
         with _CALL_LOCK:
             try:
-                direct = self._pynative_direct(args, kwargs)
-                out = direct() if direct is not None else super().__call__(*args, **kwargs)
+                out = self._call(args, kwargs)
                 # Launches are asynchronous: wait, so that a kernel rule failure (a bad length or
                 # block-table entry) is raised by this call, and the next thread starts on a quiet runtime.
                 _pynative_executor.sync()
                 return out
-            except RuntimeError as err:
+            except Exception as err:
+                if self._graph_calls is not None:
+                    self._graph_calls.forget()
+                if not isinstance(err, RuntimeError):
+                    raise
                 translated = translate_kernel_error(err)
                 if translated is not err:
                     # MindSpore refuses to run a graph again after one of its kernels failed; a new
@@ -124,6 +130,28 @@ class MsaIndexScore(nn.Cell):
                     self._recoveries += 1
                     self.phase = f"{self._base_phase}_recovered_{self._recoveries}"
                 raise translated from err
+
+    def _call(self, args, kwargs):
+        direct = self._pynative_direct(args, kwargs)
+        if direct is not None:
+            return direct()
+        if self._graph_calls is None or not _graph_calls.graph_mode_compiles():
+            return super().__call__(*args, **kwargs)
+        if kwargs:
+            # what Cell.__call__ does with keywords in GRAPH_MODE, so that both paths see the same arguments
+            try:
+                bound = self._construct_sig.bind(*args, **kwargs)
+            except TypeError:
+                return super().__call__(*args, **kwargs)  # raises the same, in MindSpore's words
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        direct = self._graph_calls.direct(self, args)
+        if direct is not None:
+            return direct()
+        out = super().__call__(*args, **kwargs)
+        if not kwargs:
+            self._graph_calls.remember(self, args)
+        return out
 
     def _pynative_direct(self, args, kwargs):
         """In PyNative, the backend's primitive with Python shape inference, called directly: MindSpore
