@@ -45,7 +45,7 @@ _AVX2_FLAGS = ["-mavx2", "-mfma", "-mf16c"]
 _AVX512_FLAGS = _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"]
 _X86_SOURCES = [("cpu/isa_kernels_avx2.cc", _AVX2_FLAGS),
                 ("cpu/isa_kernels_avx512.cc", _AVX512_FLAGS),
-                ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16"])]
+                ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16", "-mavx512vbmi"])]
 
 
 def _is_x86_64():

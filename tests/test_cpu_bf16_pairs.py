@@ -121,3 +121,26 @@ def test_int8_key_decode_subnormal_query_counts(isa, mode, monkeypatch):
     _, ref = _run(inputs, case, isa, monkeypatch)
     row = ref[2, 0][np.isfinite(ref[2, 0])]
     assert row.size > 20 and (np.abs(row) >= 1 / 16).mean() > 0.9  # the subnormal term decides every block
+
+
+@pytest.mark.parametrize("isa", ALL)
+@pytest.mark.parametrize("head_dim", [100, 128])  # 100: a 64-element step, then a tail of 36 (32 + 4)
+def test_int8_keys_every_value_in_every_position(isa, head_dim, mode, monkeypatch):
+    """Every int8 value, -128 included (the byte table's shared entry), at every element position, dotted alone:
+    each request sees one key, so each score is one dot product and no max hides a wrong element."""
+    constant_rows = (-128, 127, -127, 0, 1, -1, 64, -64)  # each in every position of one key
+    requests = 64 + len(constant_rows)
+    case = cases.Case(f"int8-every-value-d{head_dim}", heads=4, head_dim=head_dim, pages=requests,
+                      q_lens=(1,) * requests, kv_lens=(1,) * requests, block_size=128, dtype="bfloat16",
+                      int8_key=True, local_window="token", local_blocks=0)
+    inputs = cases.build_inputs(case, seed=5)
+    key = np.zeros(inputs.values["key"].shape)
+    page, element = np.meshgrid(np.arange(64), np.arange(head_dim), indexing="ij")
+    key[:64, 0, 0, :] = (page * 37 + element * 11) % 256 - 128
+    assert set(np.unique(key[:64, 0, 0, :])) == set(range(-128, 128))
+    key[64:, 0, 0, :] = np.array(constant_rows)[:, None]
+    inputs.values["key"] = key
+    inputs.tensors["key"] = dtypes.to_tensor(key, "int8")
+    assert np.array_equal(inputs.tensors["key"].asnumpy(), key.astype(np.int8))
+    out, ref = _run(inputs, case, isa, monkeypatch)
+    assert np.isfinite(ref[:, :, 0]).all() and np.abs(ref[:, :, 0]).max() > 1.0

@@ -19,7 +19,11 @@ int AvailableIsaKernels(IsaKernels *out, int cap) {
 #if defined(MSA_HAVE_X86_KERNELS)
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  if (avx512 && __builtin_cpu_supports("avx512bf16") && n < cap) out[n++] = Avx512Bf16Kernels();
+  // (VBMI: int8 keys become bf16 by byte table; every CPU with AVX512-BF16 has it but Intel's Cooper Lake,
+  // which then runs the avx512 set)
+  if (avx512 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi") && n < cap) {
+    out[n++] = Avx512Bf16Kernels();
+  }
   if (avx512 && n < cap) out[n++] = Avx512Kernels();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && n < cap) out[n++] = Avx2Kernels();
 #endif

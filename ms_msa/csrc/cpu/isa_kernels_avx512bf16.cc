@@ -1,6 +1,7 @@
-// The AVX-512 build with AVX512-BF16 (compiled with the AVX-512 flags plus -mavx512bf16; called only after a
-// CPUID check): the AVX-512 kernel set, plus bf16 queries against bf16 keys on vdpbf16ps (PairBlockMax for
-// several rows, Bf16DotMax for decode's few).
+// The AVX-512 build with AVX512-BF16 and AVX512-VBMI (compiled with the AVX-512 flags plus -mavx512bf16
+// -mavx512vbmi; called only after a CPUID check): the AVX-512 kernel set, plus bf16 queries on vdpbf16ps against
+// bf16 keys (PairBlockMax for several rows, Bf16DotMax for decode's few) and int8 keys (Bf16DotMax, the keys
+// made bf16 by a byte-table permute, vpermt2b).
 #include <immintrin.h>
 
 #include <algorithm>
