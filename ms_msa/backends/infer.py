@@ -138,11 +138,12 @@ class MsaCustom(ops.Custom):
         # nothing else (the attributes are fixed per primitive): passing arguments are remembered, which
         # takes the C++ rule check (about 40 µs of a 250 µs PyNative call here) off every repeated call.
         # Failing arguments are not remembered: each such call raises again.
-        names = tuple(aot_dtype_name(a["dtype"]) for a in args)
+        # (keyed by MindSpore's dtype objects, which hash and compare by type: their names cost more)
         shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
-        key = (names, shapes)
+        key = (tuple(a["dtype"] for a in args), shapes)
         out = self._msa_passed.get(key)
         if out is None:
+            names = tuple(aot_dtype_name(a["dtype"]) for a in args)
             out = _lib.check_args(names, shapes, self._msa_attrs, self._msa_target)
             if len(self._msa_passed) >= _PASSED_ARGUMENTS_KEPT:
                 self._msa_passed.clear()
