@@ -109,13 +109,19 @@ using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, cons
                                 const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
                                 int32_t *run_nan, KeyPrefetch *pf);
 
+// The bf16 dot path's query rows: each row as chunks of 16 elements, every chunk twice over (a 32-element
+// vector whose halves meet two keys at once), zero past d; a row's chunks rounded up to whole 64 elements.
+inline int64_t DotQueryChunks(int64_t d) { return (d + 63) / 64 * 4; }
+constexpr int64_t kDotQueryChunk = 16;
+
 // bf16 queries on the dot path (decode: at most kDotRows rows) on vdpbf16ps, against bf16 keys read in
 // place as pairs (no widening to fp32, which was half of decode's instructions) or int8 keys widened to
-// bf16 pairs exactly (one multiply-add instruction per 32 elements instead of two). qb: kDotRows x d bf16
-// row-major (padding rows zero; never a subnormal, which the instruction reads as zero); q: the same rows
-// in fp32, for a group of bf16 keys with a subnormal element, which is dotted with the dot path's fp32 FMAs
-// instead. Other arguments as DotMaxFn; returns false (doing nothing) for a key dtype other than bf16/int8.
-using Bf16DotMaxFn = bool (*)(DType key_dtype, const uint16_t *qb, const float *q, int64_t rows, int64_t d,
+// bf16 pairs exactly (one multiply-add instruction per 32 elements instead of two), two keys per vector.
+// qd: kDotRows x DotQueryChunks(d) x 2 kDotQueryChunk bf16 as above (padding rows zero; never a subnormal,
+// which the instruction reads as zero); q: the rows in fp32, row-major, for a group of bf16 keys with a
+// subnormal element, which is dotted with the dot path's fp32 FMAs instead. Other arguments as DotMaxFn;
+// returns false (doing nothing) for a key dtype other than bf16/int8.
+using Bf16DotMaxFn = bool (*)(DType key_dtype, const uint16_t *qd, const float *q, int64_t rows, int64_t d,
                               const void *key_base, const int64_t *key_off, int64_t nkeys, const float *scale,
                               const int32_t *limit, float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 

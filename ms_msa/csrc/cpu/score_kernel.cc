@@ -30,8 +30,10 @@ constexpr int64_t kKeyChunk = 48;
 // How far ahead of their dots the kernels that read keys in place ask for them. Pages of a block table
 // are scattered, and the hardware prefetchers stop at every 4 KiB. Measured on Zen 4, D 128, bf16 keys:
 // decode (few rows, memory-bound) is fastest 8 keys ahead (2 KiB; 16 or 32 were slower), the pair path
-// did the same from 16 to 128.
+// did the same from 16 to 128. int8 keys (half the bytes per key, and the byte-table widening between the
+// loads and the dots) were fastest 32-64 keys ahead (8 keys: 10-25 % slower, C++ harness, interleaved runs).
 constexpr int64_t kDotLeadKeys = 8;
+constexpr int64_t kDotLeadKeysInt8 = 32;
 constexpr int64_t kPairLeadKeys = 32;
 // A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
 // across threads without tasks becoming too small to amortise their set-up.
@@ -93,7 +95,7 @@ struct Scratch {
   LineVector<float> q_rows;  // rows x D
   LineVector<float> qt;      // D x ldq
   LineVector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path only)
-  LineVector<uint16_t> qb;   // kDotRows x D bf16 query rows (the bf16 dot path only)
+  LineVector<uint16_t> qd;   // kDotRows bf16 query rows, chunks doubled (Bf16DotMaxFn; the bf16 dot path only)
   LineVector<float> keys;    // kKeyChunk x D
   std::vector<float> scale;   // max(kKeyChunk, P)
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
@@ -126,7 +128,7 @@ class TaskRunner {
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
     if (pair_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
-    if (dot_pair_path()) s->qb.assign(kDotRows * D_, 0u);
+    if (dot_pair_path()) s->qd.assign(kDotRows * DotQueryChunks(D_) * 2 * kDotQueryChunk, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
     s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
     s->key_off.assign(std::max(kKeyChunk, P_), 0);
@@ -212,18 +214,22 @@ class TaskRunner {
     return subnormal;
   }
 
-  // Copies the task's bf16 query rows, kDotRows x D (padding rows zero); returns true if one of them is
-  // subnormal (the rows are then unused).
+  // Copies the task's bf16 query rows as Bf16DotMaxFn reads them (every 16-element chunk twice; padding
+  // rows and elements zero); returns true if one of them is subnormal (the rows are then unused).
   bool LoadQueryRowsBf16(const Request &req, const Task &task, int64_t rows, Scratch *s) const {
     const uint16_t *query = static_cast<const uint16_t *>(p_.query);
-    std::fill(s->qb.begin(), s->qb.end(), uint16_t{0});
+    std::fill(s->qd.begin(), s->qd.end(), uint16_t{0});
+    const int64_t row_stride = DotQueryChunks(D_) * 2 * kDotQueryChunk;
     bool subnormal = false;
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t token = req.q_begin + task.t_begin + r / group_;
       const int64_t head = task.g * group_ + r % group_;
       const uint16_t *row = query + (token * p_.geo.n1 + head) * D_;
-      for (int64_t d = 0; d < D_; ++d) subnormal |= Bf16IsSubnormal(row[d]);
-      std::copy(row, row + D_, s->qb.begin() + r * D_);
+      for (int64_t d = 0; d < D_; ++d) {
+        subnormal |= Bf16IsSubnormal(row[d]);
+        uint16_t *chunk = s->qd.data() + r * row_stride + d / kDotQueryChunk * 2 * kDotQueryChunk;
+        chunk[d % kDotQueryChunk] = chunk[kDotQueryChunk + d % kDotQueryChunk] = row[d];
+      }
     }
     return subnormal;
   }
@@ -284,7 +290,8 @@ class TaskRunner {
     const int64_t chunk = dot || pairs ? P_ : kKeyChunk;
     // The kernels pull in the keys a lead ahead of their dots, on into the next block (the fp32 path reads
     // the next chunk's rows while it computes this one).
-    const int64_t lead = dot ? kDotLeadKeys : pairs ? kPairLeadKeys : kKeyChunk;
+    const int64_t lead = dot ? (p_.key_dtype == DType::kInt8 ? kDotLeadKeysInt8 : kDotLeadKeys)
+                             : pairs ? kPairLeadKeys : kKeyChunk;
     // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
     KeyPrefetch::Rows next;
     if (has_next) {
@@ -302,7 +309,7 @@ class TaskRunner {
       }
       SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot && dot_pairs) {
-        isa_.bf16_dot_max(p_.key_dtype, s->qb.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, scale,
+        isa_.bf16_dot_max(p_.key_dtype, s->qd.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, scale,
                           s->limit.data(), s->run_max.data(), s->run_nan.data(), &stream);
       } else if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
