@@ -10,8 +10,9 @@ inference shortcut does (`Cell._predict`, used for the "prefill" / "increment" p
 
 Anything else goes through `Cell.__call__` as before: the first call of a signature, kwargs that do not
 bind, arguments that are not Tensors or None (their values can be part of the graph), Parameters, const or
-mutable Tensors, PyNative, MS_JIT=0. These are MindSpore 2.10's executor internals; where they are missing
-every call takes `Cell.__call__`.
+mutable Tensors, PyNative, MS_JIT=0, and MS_DEV_PRECOMPILE_ONLY=1 or a parameter-server scheduler (which run
+no graph). These are MindSpore 2.10's executor internals; where they are missing every call takes
+`Cell.__call__`.
 """
 import os
 
@@ -21,6 +22,7 @@ try:  # pylint: disable=ungrouped-imports
     from mindspore.common.api import _cell_graph_executor
     from mindspore.graph.api import _convert_python_data
     from mindspore.graph.jit_config import _DEFAULT_JIT_CONFIG
+    from mindspore.parallel._ps_context import _is_role_sched
     _EXECUTOR = _cell_graph_executor._graph_executor  # pylint: disable=protected-access
     AVAILABLE = (all(hasattr(_EXECUTOR, name) for name in ("get_args_for_run", "set_jit_config"))
                  and hasattr(context, "_get_mode"))
@@ -51,6 +53,12 @@ def graph_mode_compiles():
     return context._get_mode() == context.GRAPH_MODE and os.getenv("MS_JIT") != "0"  # pylint: disable=protected-access
 
 
+def _graphs_run():
+    """Whether a compiled graph is run: not when MindSpore only compiles, nor in a parameter-server scheduler
+    (what MindSpore's graph executor checks before it runs one)."""
+    return os.getenv("MS_DEV_PRECOMPILE_ONLY") != "1" and not _is_role_sched()
+
+
 class CompiledCalls:
     """The graphs one Cell's GRAPH_MODE calls compiled, by argument signature.
 
@@ -76,7 +84,7 @@ class CompiledCalls:
 
     def direct(self, cell, args):
         """A call running the graph compiled for `args`' signature, or None (then call the Cell)."""
-        if not self._phases or not graph_mode_compiles():  # (nothing is remembered unless AVAILABLE)
+        if not self._phases or not graph_mode_compiles() or not _graphs_run():  # (nothing is kept unless AVAILABLE)
             return None
         if not self._same_state(cell):
             self.forget()

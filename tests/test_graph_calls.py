@@ -154,6 +154,9 @@ def test_mode_switches_and_ms_jit_off(graph, monkeypatch):
     _check(cell, inputs, "PyNative")
     ms.set_context(mode=ms.GRAPH_MODE)
     _check(cell, inputs, "graph again")
+    monkeypatch.setenv("MS_DEV_PRECOMPILE_ONLY", "1")  # MindSpore then compiles and runs nothing
+    assert cell(*cases.call_args(inputs)) is None
+    monkeypatch.delenv("MS_DEV_PRECOMPILE_ONLY")
     monkeypatch.setenv("MS_JIT", "0")  # GRAPH_MODE Cells then run as PyNative
     _check(cell, inputs, "MS_JIT=0")
     assert _direct_calls(cell) == 2
