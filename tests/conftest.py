@@ -23,5 +23,14 @@ def pynative(tmp_path, monkeypatch):
     yield
 
 
+@pytest.fixture
+def graph_mode(tmp_path, monkeypatch):
+    """GRAPH_MODE on CPU for one test (graph-compile failure dumps go to a temp dir), PyNative after it."""
+    monkeypatch.chdir(tmp_path)
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+    yield
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 def pytest_configure(config):
     os.environ.setdefault("GLOG_v", "3")

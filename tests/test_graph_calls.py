@@ -13,14 +13,6 @@ from ms_msa.testing import cases
 from ms_msa.testing.numeric import assert_accepted
 
 
-@pytest.fixture
-def graph(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def _case(name, **changes):
     return dataclasses.replace(cases.CASES_BY_NAME[name], **changes)
 
@@ -48,7 +40,7 @@ SIGNATURES = {
 }
 
 
-def test_interleaved_signatures_each_run_their_own_graph(graph):
+def test_interleaved_signatures_each_run_their_own_graph(graph_mode):
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
     built = {name: cases.build_inputs(case, seed=3) for name, case in SIGNATURES.items()}
     for _ in range(3):
@@ -57,14 +49,14 @@ def test_interleaved_signatures_each_run_their_own_graph(graph):
     assert _direct_calls(cell) == 2 * len(built), "every call after a signature's first runs its graph directly"
 
 
-def test_new_values_of_one_signature_are_read_at_every_call(graph):
+def test_new_values_of_one_signature_are_read_at_every_call(graph_mode):
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
     for seed in range(4):
         _check(cell, cases.build_inputs(DECODE, seed=seed), f"seed {seed}")
     assert _direct_calls(cell) == 3
 
 
-def test_none_in_another_place_is_another_signature(graph):
+def test_none_in_another_place_is_another_signature(graph_mode):
     case = _case("L1-decode-lq1", local_blocks=0)  # start_loc is then optional
     inputs = cases.build_inputs(case)
     cell = ms_msa.MsaIndexScore(**case.attrs())
@@ -75,7 +67,7 @@ def test_none_in_another_place_is_another_signature(graph):
     assert _direct_calls(cell) == 2
 
 
-def test_kernel_rule_failures_between_direct_calls(graph):
+def test_kernel_rule_failures_between_direct_calls(graph_mode):
     """A failure forgets the remembered graphs (MindSpore refuses a graph whose kernel failed); each bad call
     raises and each good call after it is right."""
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
@@ -93,7 +85,7 @@ def test_kernel_rule_failures_between_direct_calls(graph):
     assert _direct_calls(cell) == 1 + 3
 
 
-def test_dynamic_shape_inputs(graph):
+def test_dynamic_shape_inputs(graph_mode):
     shapes = [SIGNATURES[name] for name in ("decode-fp16", "prefill", "tiny")]
     built = [cases.build_inputs(case) for case in shapes]
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
@@ -109,7 +101,7 @@ def test_dynamic_shape_inputs(graph):
     assert _direct_calls(cell) == len(shapes)
 
 
-def test_keyword_calls(graph):
+def test_keyword_calls(graph_mode):
     inputs = cases.build_inputs(DECODE)
     named = dict(zip(cases.CALL_ORDER, cases.call_args(inputs)))
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
@@ -121,7 +113,7 @@ def test_keyword_calls(graph):
     assert _direct_calls(cell) == 3
 
 
-def test_const_arg_values_compile_their_own_graph(graph):
+def test_const_arg_values_compile_their_own_graph(graph_mode):
     """A const_arg Tensor's value is folded into the graph: each new value must compile (a remembered graph
     would answer with the first value's kv lengths)."""
     case = _case("L1-decode-lq1")
@@ -135,7 +127,7 @@ def test_const_arg_values_compile_their_own_graph(graph):
     assert _direct_calls(cell) == 0
 
 
-def test_parameters_take_the_cell_call(graph):
+def test_parameters_take_the_cell_call(graph_mode):
     inputs = cases.build_inputs(DECODE)
     args = cases.call_args(inputs)
     args[0] = ms.Parameter(args[0], name="query", requires_grad=False)
@@ -145,7 +137,7 @@ def test_parameters_take_the_cell_call(graph):
     assert _direct_calls(cell) == 0
 
 
-def test_mode_switches_and_ms_jit_off(graph, monkeypatch):
+def test_mode_switches_and_ms_jit_off(graph_mode, monkeypatch):
     inputs = cases.build_inputs(DECODE)
     cell = ms_msa.MsaIndexScore(**DECODE.attrs())
     _check(cell, inputs, "graph")

@@ -15,13 +15,6 @@ from model_zoo.minimax_m3.model.random_init import init_random_weights
 from model_zoo.minimax_m3.serving.paging import PagedBatcher
 
 
-@pytest.fixture
-def graph_mode(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
 
 def test_cli_generates_reports_tokens_per_second_and_dumps_logits(graph_mode, capsys, tmp_path):
     prompt = [int(t) for t in np.random.default_rng(0).integers(0, 512, 37)]
