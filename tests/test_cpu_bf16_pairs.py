@@ -125,13 +125,15 @@ def test_int8_key_decode_subnormal_query_counts(isa, mode, monkeypatch):
 
 @pytest.mark.parametrize("isa", ALL)
 @pytest.mark.parametrize("head_dim", [100, 128])  # 100: a 64-element step, then a tail of 36 (32 + 4)
-def test_int8_keys_every_value_in_every_position(isa, head_dim, mode, monkeypatch):
+@pytest.mark.parametrize("tokens", [1, 2])        # 4 rows per task: the dot path; 8: the pair path
+def test_int8_keys_every_value_in_every_position(isa, head_dim, tokens, mode, monkeypatch):
     """Every int8 value, -128 included (the byte table's shared entry), at every element position, dotted alone:
-    each request sees one key, so each score is one dot product and no max hides a wrong element."""
+    each request's first token sees one key, so its score is one dot product and no max hides a wrong element
+    (a second token sees that key twice over)."""
     constant_rows = (-128, 127, -127, 0, 1, -1, 64, -64)  # each in every position of one key
     requests = 64 + len(constant_rows)
     case = cases.Case(f"int8-every-value-d{head_dim}", heads=4, head_dim=head_dim, pages=requests,
-                      q_lens=(1,) * requests, kv_lens=(1,) * requests, block_size=128, dtype="bfloat16",
+                      q_lens=(tokens,) * requests, kv_lens=(tokens,) * requests, block_size=128, dtype="bfloat16",
                       int8_key=True, local_window="token", local_blocks=0)
     inputs = cases.build_inputs(case, seed=5)
     key = np.zeros(inputs.values["key"].shape)
@@ -139,8 +141,53 @@ def test_int8_keys_every_value_in_every_position(isa, head_dim, mode, monkeypatc
     key[:64, 0, 0, :] = (page * 37 + element * 11) % 256 - 128
     assert set(np.unique(key[:64, 0, 0, :])) == set(range(-128, 128))
     key[64:, 0, 0, :] = np.array(constant_rows)[:, None]
+    key[:, 1:tokens] = key[:, :1]
     inputs.values["key"] = key
     inputs.tensors["key"] = dtypes.to_tensor(key, "int8")
     assert np.array_equal(inputs.tensors["key"].asnumpy(), key.astype(np.int8))
     out, ref = _run(inputs, case, isa, monkeypatch)
-    assert np.isfinite(ref[:, :, 0]).all() and np.abs(ref[:, :, 0]).max() > 1.0
+    first_tokens = ref[:, ::tokens, 0]
+    assert np.isfinite(first_tokens).all() and np.abs(first_tokens).max() > 1.0
+
+
+# bf16 queries against int8 keys with more than 4 rows per task: the pair path, on the keys widened to bf16.
+INT8_PAIR_CASES = [
+    cases.Case("pairs-int8-m3-d128", heads=4, head_dim=128, pages=12, q_lens=(40, 4), kv_lens=(600, 300),
+               block_size=128, dtype="bfloat16", int8_key=True, local_window="token", local_blocks=0),
+    cases.Case("pairs-int8-gqa-d37", heads=8, kv_heads=2, head_dim=37, pages=30, q_lens=(9, 3), kv_lens=(500, 129),
+               block_size=16, dtype="bfloat16", int8_key=True, local_window="token"),
+]
+
+
+@pytest.mark.parametrize("isa", ALL)
+@pytest.mark.parametrize("case", INT8_PAIR_CASES, ids=lambda c: c.name)
+def test_int8_keys_on_the_pair_path(isa, case, mode, monkeypatch):
+    """Queries over bf16's exponent range, int8 keys over their whole range, scales from 2**-20 to 2**20."""
+    inputs = cases.build_inputs(case, seed=6)
+    rng = np.random.default_rng(6)
+    query = dtypes.round_to(_wide(rng, inputs.values["query"].shape, -30, 30), "bfloat16")
+    key = rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64)
+    scale = 2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape)
+    for name, value, dtype in (("query", query, "bfloat16"), ("key", key, "int8"), ("scale", scale, "float32")):
+        inputs.values[name] = dtypes.round_to(value, dtype) if dtype != "int8" else value
+        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+    assert inputs.tensors["key"].asnumpy().min() == -128
+    _run(inputs, case, isa, monkeypatch)
+
+
+@pytest.mark.parametrize("isa", ALL)
+def test_int8_keys_pair_path_subnormal_query_counts(isa, mode, monkeypatch):
+    """A query tile with a subnormal element leaves the pair path (the instruction would read it as zero): one
+    head's only non-zero element is subnormal, and with a 2**126 scale it decides that head's blocks."""
+    case = INT8_PAIR_CASES[0]
+    inputs = cases.build_inputs(case, seed=7)
+    query = np.random.default_rng(7).standard_normal(inputs.values["query"].shape) * 2.0 ** -120
+    query[:, 2, :] = 0.0
+    query[:, 2, 7] = SUBNORMAL
+    inputs.values["query"] = dtypes.round_to(query, "bfloat16")
+    inputs.tensors["query"] = dtypes.to_tensor(inputs.values["query"], "bfloat16")
+    inputs.values["scale"] = np.full(inputs.values["scale"].shape, 2.0 ** 126)
+    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    _, ref = _run(inputs, case, isa, monkeypatch)
+    head = ref[2][np.isfinite(ref[2])]
+    assert head.size > 100 and (np.abs(head) >= 1 / 16).mean() > 0.9

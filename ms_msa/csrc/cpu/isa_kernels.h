@@ -101,13 +101,14 @@ using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *
 // bf16 queries against bf16 keys on an instruction that multiplies bf16 pairs exactly and adds them in
 // fp32 (AVX512-BF16's vdpbf16ps): twice the multiply-adds of an fp32 FMA, and no decode pass.
 // qp: the query tile as pairs, ceil(d / 2) x ldq uint32 (pair j of row r holds q[r][2j] in its low and
-// q[r][2j+1] in its high half; a missing q[r][d] is 0); keys read in place at key_off (bf16 elements);
+// q[r][2j+1] in its high half; a missing q[r][d] is 0); keys read in place at key_off (bf16 elements: bf16
+// keys, or int8 keys the caller widened to bf16, exactly); scale: a dequant multiplier per key, or null;
 // limit / run_max / run_nan / pf as BlockMaxFn. The instruction treats subnormal inputs as zero, so the
 // caller never passes a query tile with one, and a tile of keys with one is dotted with fp32 FMAs instead
 // (the fp32 path's arithmetic, which keeps them).
 using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, const void *key_base,
-                                const int64_t *key_off, int64_t nkeys, const int32_t *limit, float *run_max,
-                                int32_t *run_nan, KeyPrefetch *pf);
+                                const int64_t *key_off, int64_t nkeys, const float *scale, const int32_t *limit,
+                                float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 
 // The bf16 dot path's query rows: each row as chunks of 16 elements, every chunk twice over (a 32-element
 // vector whose halves meet two keys at once), zero past d; a row's chunks rounded up to whole 64 elements.
@@ -125,6 +126,9 @@ using Bf16DotMaxFn = bool (*)(DType key_dtype, const uint16_t *qd, const float *
                               const void *key_base, const int64_t *key_off, int64_t nkeys, const float *scale,
                               const int32_t *limit, float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 
+// n int8 values as bf16, exactly (an int8 has at most 8 significant bits, as many as bf16).
+using Int8ToBf16Fn = void (*)(const int8_t *src, int64_t n, uint16_t *dst);
+
 // The key dtypes Bf16DotMaxFn reads.
 inline bool Bf16DotPathReads(DType key_dtype) { return key_dtype == DType::kBFloat16 || key_dtype == DType::kInt8; }
 
@@ -135,6 +139,7 @@ struct IsaKernels {
   DotMaxFn dot_max;
   PairBlockMaxFn bf16_block_max;  // null where the CPU has no bf16 pair instruction
   Bf16DotMaxFn bf16_dot_max;      // null where the CPU has no bf16 pair instruction
+  Int8ToBf16Fn int8_to_bf16;      // (the pair path's int8 keys) null where bf16_block_max is
 };
 
 // True if a bf16 value (its bits) is subnormal: a zero exponent and a non-zero fraction.

@@ -97,6 +97,7 @@ struct Scratch {
   LineVector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path only)
   LineVector<uint16_t> qd;   // kDotRows bf16 query rows, chunks doubled (Bf16DotMaxFn; the bf16 dot path only)
   LineVector<float> keys;    // kKeyChunk x D
+  LineVector<uint16_t> keys_bf16;  // P x D: a block of int8 keys widened to bf16 (the bf16 pair path only)
   std::vector<float> scale;   // max(kKeyChunk, P)
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
   std::vector<int64_t> vis_end;
@@ -112,10 +113,13 @@ class TaskRunner {
   int64_t tokens_per_task() const { return std::max<int64_t>(1, kTargetRowsPerTask / group_); }
   // Rows padded to 16: the bf16 pair path works in 16-lane vectors of rows (the others need 8).
   int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kPairRowAlign); }
-  // bf16 queries and keys go through the pair instruction where the CPU has one: tasks of several rows on
-  // the pair tiles (decode's few rows: dot_pair_path below).
+  // bf16 queries go through the pair instruction where the CPU has one: tasks of several rows on the pair
+  // tiles, against bf16 keys in place or int8 keys widened to bf16 a block at a time (exact: |k| <= 128 needs
+  // 8 significant bits), their scale applied after the dot as on the fp32 path (decode's few rows:
+  // dot_pair_path below).
   bool pair_path() const {
-    return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+    return isa_.bf16_block_max != nullptr && p_.query_dtype == DType::kBFloat16 &&
+           (p_.key_dtype == DType::kBFloat16 || (p_.key_dtype == DType::kInt8 && isa_.int8_to_bf16 != nullptr));
   }
   // The few rows of the dot path (bf16 queries; bf16 or int8 keys) dot on the same instruction, which halves
   // the instructions per key.
@@ -128,6 +132,7 @@ class TaskRunner {
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
     if (pair_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
+    if (pair_path() && p_.key_dtype == DType::kInt8) s->keys_bf16.assign(P_ * D_, 0u);
     if (dot_pair_path()) s->qd.assign(kDotRows * DotQueryChunks(D_) * 2 * kDotQueryChunk, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
     s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
@@ -284,8 +289,8 @@ class TaskRunner {
     std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
     int64_t key0, key_step, scale0, scale_step;
     BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
-    // Few rows, and bf16 pairs, read the keys in place, a whole block per call; the fp32 path decodes
-    // pieces that stay in cache.
+    // Few rows, and bf16 pairs, read the keys in place (int8 keys on the pair path: widened to bf16 first), a
+    // whole block per call; the fp32 path decodes pieces that stay in cache.
     const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
     const int64_t chunk = dot || pairs ? P_ : kKeyChunk;
     // The kernels pull in the keys a lead ahead of their dots, on into the next block (the fp32 path reads
@@ -314,9 +319,16 @@ class TaskRunner {
       } else if (dot) {
         isa_.dot_max(p_.key_dtype, p_.key, s->key_off.data(), n, s->q_rows.data(), rows, D_, scale, s->limit.data(),
                      s->run_max.data(), s->run_nan.data(), &stream);
+      } else if (pairs && p_.key_dtype == DType::kInt8) {
+        for (int64_t i = 0; i < n; ++i) {
+          isa_.int8_to_bf16(static_cast<const int8_t *>(p_.key) + s->key_off[i], D_, s->keys_bf16.data() + i * D_);
+          s->key_off[i] = i * D_;
+        }
+        isa_.bf16_block_max(s->qp.data(), ldq, D_, s->keys_bf16.data(), s->key_off.data(), n, scale, s->limit.data(),
+                            s->run_max.data(), s->run_nan.data(), &stream);
       } else if (pairs) {
-        isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, s->limit.data(), s->run_max.data(),
-                            s->run_nan.data(), &stream);
+        isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(),
+                            s->run_max.data(), s->run_nan.data(), &stream);
       } else {
         for (int64_t i = 0; i < n; ++i) isa_.decode(p_.key_dtype, p_.key, s->key_off[i], D_, s->keys.data() + i * D_);
         stream.key0 = c0;
