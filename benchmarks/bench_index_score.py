@@ -156,10 +156,10 @@ def fp32_peak(ceilings, threads_key):
 
 
 def instruction_peak(ceilings, case, threads_key):
-    """The peak of the multiply-add a row runs on: vdpbf16ps for bf16 queries and keys with more than 4 rows
-    per task under the avx512-bf16 kernel set (its bf16 pair path), else the fp32 FMA."""
+    """The peak of the multiply-add a row runs on: vdpbf16ps for bf16 queries (bf16 or int8 keys) with more
+    than 4 rows per task under the avx512-bf16 kernel set (its bf16 pair path), else the fp32 FMA."""
     pairs = (ceilings["machine"]["ms_msa_cpu_kernel_used"] == roofline.BF16_PAIRS and case["dtype"] == "bfloat16"
-             and not case["int8_key"] and case["heads"] * max(case["q_lens"]) > 4)
+             and case["heads"] * max(case["q_lens"]) > 4)
     return ceilings["fma_gflops"][roofline.BF16_PAIRS][threads_key] if pairs else fp32_peak(ceilings, threads_key)
 
 
