@@ -185,12 +185,17 @@ class TaskRunner {
     return p_.out + OutputRow(head, token, p_.geo.t1, W_);
   }
 
+  // Element offset of the query row of task row r (rows: the task's tokens x the query heads of its key head).
+  int64_t QueryRowOffset(const Request &req, const Task &task, int64_t r) const {
+    const int64_t token = req.q_begin + task.t_begin + r / group_;
+    const int64_t head = task.g * group_ + r % group_;
+    return (token * p_.geo.n1 + head) * D_;
+  }
+
   // Decodes the task's query rows and transposes them to D x ldq (padding rows zero).
   void LoadQueries(const Request &req, const Task &task, int64_t rows, int64_t ldq, Scratch *s) const {
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t token = req.q_begin + task.t_begin + r / group_;
-      const int64_t head = task.g * group_ + r % group_;
-      isa_.decode(p_.query_dtype, p_.query, (token * p_.geo.n1 + head) * D_, D_, s->q_rows.data() + r * D_);
+      isa_.decode(p_.query_dtype, p_.query, QueryRowOffset(req, task, r), D_, s->q_rows.data() + r * D_);
     }
     std::fill(s->q_rows.begin() + rows * D_, s->q_rows.begin() + std::max(rows, kDotRows) * D_, 0.0f);
     float *qt = s->qt.data();
@@ -208,9 +213,7 @@ class TaskRunner {
     std::fill(s->qp.begin(), s->qp.begin() + pairs * ldq, 0u);
     bool subnormal = false;
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t token = req.q_begin + task.t_begin + r / group_;
-      const int64_t head = task.g * group_ + r % group_;
-      const uint16_t *row = query + (token * p_.geo.n1 + head) * D_;
+      const uint16_t *row = query + QueryRowOffset(req, task, r);
       for (int64_t d = 0; d < D_; ++d) {
         subnormal |= Bf16IsSubnormal(row[d]);
         s->qp[(d / 2) * ldq + r] |= static_cast<uint32_t>(row[d]) << (16 * (d % 2));
@@ -227,9 +230,7 @@ class TaskRunner {
     const int64_t row_stride = DotQueryChunks(D_) * 2 * kDotQueryChunk;
     bool subnormal = false;
     for (int64_t r = 0; r < rows; ++r) {
-      const int64_t token = req.q_begin + task.t_begin + r / group_;
-      const int64_t head = task.g * group_ + r % group_;
-      const uint16_t *row = query + (token * p_.geo.n1 + head) * D_;
+      const uint16_t *row = query + QueryRowOffset(req, task, r);
       for (int64_t d = 0; d < D_; ++d) {
         subnormal |= Bf16IsSubnormal(row[d]);
         uint16_t *chunk = s->qd.data() + r * row_stride + d / kDotQueryChunk * 2 * kDotQueryChunk;
