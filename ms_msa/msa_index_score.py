@@ -139,10 +139,11 @@ class MsaIndexScore(nn.Cell):
             return super().__call__(*args, **kwargs)
         if kwargs:
             # what Cell.__call__ does with keywords in GRAPH_MODE, so that both paths see the same arguments
+            construct_signature = getattr(self, "_construct_sig", None)  # (MindSpore 2.10's, read lazily)
             try:
-                bound = self._construct_sig.bind(*args, **kwargs)
-            except TypeError:
-                return super().__call__(*args, **kwargs)  # raises the same, in MindSpore's words
+                bound = construct_signature.bind(*args, **kwargs)
+            except (AttributeError, TypeError):
+                return super().__call__(*args, **kwargs)  # raises a bad call in MindSpore's words
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         direct = self._graph_calls.direct(self, args)
