@@ -2,6 +2,7 @@
 //   decode: a row of keys or queries, any input dtype -> fp32;
 //   block_max: a tile of query rows against a chunk of keys, reduced at once to a running masked max
 //              per row. The [rows x keys] scores only ever live in registers.
+// and the paths that skip one of them or do both at once (decode_block_max, dot_max, the bf16 pair paths).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -98,6 +99,25 @@ using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *
                           const float *q, int64_t rows, int64_t d, const float *scale, const int32_t *limit,
                           float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 
+// The head dim the tiles are also compiled for (MiniMax-M3's index heads): with D known, every key of a
+// tile is a constant offset from one pointer, instead of a register each (24 keys do not fit in 16
+// general registers, and the spilled offsets cost a load per multiply-add). 0 means "D at run time".
+constexpr int64_t kFixedD = 128;
+
+// The fp32 path's tasks of one row group (8 or 16 rows) at d == kFixedD against keys of a dtype the dot path
+// reads: DecodeBlockMaxFn decodes each tile's keys to fp32 while the tile before computes, the same
+// multiply-adds in the same order as decode + BlockMaxFn, without a decode pass between them. Others decode
+// a chunk of keys first.
+constexpr int64_t kDecodeAheadKeys = 16;  // keys per tile, at most
+inline bool DecodeAheadTakes(int64_t ldq, int64_t d, DType key_dtype) {
+  return (ldq == 8 || ldq == 16) && d == kFixedD && DotPathReads(key_dtype);
+}
+// Only where DecodeAheadTakes(ldq, d, key_dtype). Keys at element offsets key_off[0..nkeys) of key_base, in
+// their own dtype; buf: 2 x kDecodeAheadKeys x d fp32 of scratch; other arguments as BlockMaxFn.
+using DecodeBlockMaxFn = void (*)(DType key_dtype, const float *qt, int64_t ldq, int64_t d, const void *key_base,
+                                  const int64_t *key_off, int64_t nkeys, const float *scale, const int32_t *limit,
+                                  float *run_max, int32_t *run_nan, KeyPrefetch *pf, float *buf);
+
 // bf16 queries against bf16 keys on an instruction that multiplies bf16 pairs exactly and adds them in
 // fp32 (AVX512-BF16's vdpbf16ps): twice the multiply-adds of an fp32 FMA, and no decode pass.
 // qp: the query tile as pairs, ceil(d / 2) x ldq uint32 (pair j of row r holds q[r][2j] in its low and
@@ -137,6 +157,7 @@ struct IsaKernels {
   DecodeFn decode;
   BlockMaxFn block_max;
   DotMaxFn dot_max;
+  DecodeBlockMaxFn decode_block_max;
   PairBlockMaxFn bf16_block_max;  // null where the CPU has no bf16 pair instruction
   Bf16DotMaxFn bf16_dot_max;      // null where the CPU has no bf16 pair instruction
   Int8ToBf16Fn int8_to_bf16;      // (the pair path's int8 keys) null where bf16_block_max is

@@ -16,7 +16,9 @@ namespace avx2 {
 #include "isa_kernels_impl.inc"
 }  // namespace avx2
 
-IsaKernels Avx2Kernels() { return {"avx2", avx2::Decode, avx2::BlockMax, avx2::DotMax, nullptr, nullptr}; }
+IsaKernels Avx2Kernels() {
+  return {"avx2", avx2::Decode, avx2::BlockMax, avx2::DotMax, avx2::DecodeBlockMax, nullptr, nullptr};
+}
 
 }  // namespace cpu
 }  // namespace msa

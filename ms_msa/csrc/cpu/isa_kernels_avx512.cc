@@ -19,7 +19,9 @@ namespace avx512 {
 }  // namespace avx512
 
 // Decode (few rows, memory-bound) keeps the 8-lane dot: 16-lane dots measured slower on Zen 4.
-IsaKernels Avx512Kernels() { return {"avx512", avx512::Decode, avx512::BlockMaxWide, avx512::DotMax, nullptr, nullptr}; }
+IsaKernels Avx512Kernels() {
+  return {"avx512", avx512::Decode, avx512::BlockMaxWide, avx512::DotMax, avx512::DecodeBlockMax, nullptr, nullptr};
+}
 
 }  // namespace cpu
 }  // namespace msa

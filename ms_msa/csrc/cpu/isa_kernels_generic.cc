@@ -14,7 +14,9 @@ namespace generic {
 #include "isa_kernels_impl.inc"
 }  // namespace generic
 
-IsaKernels GenericKernels() { return {"generic", generic::Decode, generic::BlockMax, generic::DotMax, nullptr, nullptr}; }
+IsaKernels GenericKernels() {
+  return {"generic", generic::Decode, generic::BlockMax, generic::DotMax, generic::DecodeBlockMax, nullptr, nullptr};
+}
 
 }  // namespace cpu
 }  // namespace msa

@@ -1,0 +1,89 @@
+"""The fp32 path's decode-ahead kernel (5-16 query rows per task at D 128: each tile's keys are decoded to fp32
+while the tile before computes, between its multiply-adds) against the reference on every kernel set, in
+PyNative and GRAPH_MODE: 8, 12 and 16 rows per task, every key dtype it reads, blocks whose visible keys end
+inside the first tile, on a tile boundary and inside a later tile, and the same bits for any thread count."""
+import math
+
+import numpy as np
+import pytest
+
+from ms_msa import MsaIndexScore, _lib
+from ms_msa.testing import cases, dtypes, numeric
+
+ALL = _lib.cpu_isas()
+# The keys each request's blocks hold: whole blocks of 128; then 1, 16 (one whole tile of 16 keys, or 12 + 4 and
+# 6 x 2 + 4 in the 8-lane tiles), 20 (a tile and a tail) and 5 (inside the first tile) in the last block.
+KV_LENS = (700, 300, 129, 144, 20, 5)
+# Speculative decode's tokens per request: x 4 heads per key head = 8, 12 (a 16-row group, 4 rows of it
+# padding) and 16 query rows per task.
+TOKENS = (2, 3, 4)
+
+
+def _case(dtype, tokens, int8_key=False, kv_heads=1, block_size=128):
+    pages = sum(math.ceil(kv / block_size) for kv in KV_LENS) + 3
+    name = f"decode-ahead-{dtype}{'-int8key' if int8_key else ''}-t{tokens}-n2{kv_heads}-p{block_size}"
+    return cases.Case(name, heads=4 * kv_heads, kv_heads=kv_heads, head_dim=128, pages=pages,
+                      q_lens=(tokens,) * len(KV_LENS), kv_lens=KV_LENS, block_size=block_size, dtype=dtype,
+                      int8_key=int8_key, local_window="token", local_blocks=0)
+
+
+def _wide(rng, shape, low, high):
+    """Random signs and exponents spread over [2**low, 2**high)."""
+    return rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(low, high, shape)
+
+
+def _inputs(case, seed):
+    """Queries and keys over a wide exponent range of their dtype (fp16: 2**-10..2**10); int8 keys over their
+    whole range with scales from 2**-20 to 2**20."""
+    inputs = cases.build_inputs(case, seed=seed)
+    rng = np.random.default_rng(seed)
+    span = 10 if case.dtype == "float16" else 30
+    values = {"query": (_wide(rng, inputs.values["query"].shape, -span, span), case.dtype)}
+    if case.int8_key:
+        values["key"] = (rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64), "int8")
+        values["scale"] = (2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape), "float32")
+    else:
+        values["key"] = (_wide(rng, inputs.values["key"].shape, -span, span), case.dtype)
+    for name, (value, dtype) in values.items():
+        inputs.values[name] = value if dtype == "int8" else dtypes.round_to(value, dtype)
+        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+    return inputs
+
+
+def _run(case, inputs):
+    out = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    numeric.assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
+    return out
+
+
+@pytest.mark.parametrize("isa", ALL)
+@pytest.mark.parametrize("tokens", TOKENS)
+@pytest.mark.parametrize("dtype,int8_key", [("float16", False), ("float32", False), ("bfloat16", False),
+                                            ("float16", True), ("float32", True)])
+def test_decode_ahead_against_reference(isa, tokens, dtype, int8_key, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = _case(dtype, tokens, int8_key)
+    out = _run(case, _inputs(case, seed=tokens))
+    assert np.isfinite(out).any(axis=-1).all()  # every row scores its blocks
+
+
+@pytest.mark.parametrize("isa", ALL)
+@pytest.mark.parametrize("kv_heads,block_size", [(2, 128), (1, 16), (1, 64)])
+def test_decode_ahead_gqa_and_small_blocks(isa, kv_heads, block_size, mode, monkeypatch):
+    """Two key heads interleaved in each page (a block's keys 2 x D apart), and blocks of 16 and 64 keys (one
+    tile, or whole tiles and no tail, per block)."""
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = _case("float16", 4, kv_heads=kv_heads, block_size=block_size)
+    _run(case, _inputs(case, seed=11))
+
+
+@pytest.mark.parametrize("dtype,int8_key", [("float16", False), ("float32", True)])
+def test_decode_ahead_bit_identical_whatever_the_thread_count(dtype, int8_key, mode, monkeypatch):
+    case = _case(dtype, 4, int8_key)
+    inputs = _inputs(case, seed=12)
+    results = []
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("MS_MSA_NUM_THREADS", threads)
+        results.append(_run(case, inputs))
+    for r in results[1:]:
+        assert np.array_equal(r.view(np.uint32), results[0].view(np.uint32))
