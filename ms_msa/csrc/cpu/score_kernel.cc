@@ -227,7 +227,8 @@ class TaskRunner {
     return subnormal;
   }
 
-  // Copies the task's bf16 query rows as Bf16DotMaxFn reads them (every 16-element chunk twice; padding
+  // Copies the task's bf16 query rows as Bf16DotMaxFn reads them (every 16-element chunk twice, elements at
+  // their DotQuerySlot; padding
   // rows and elements zero); returns true if one of them is subnormal (the rows are then unused).
   bool LoadQueryRowsBf16(const Request &req, const Task &task, int64_t rows, Scratch *s) const {
     const uint16_t *query = static_cast<const uint16_t *>(p_.query);
@@ -238,8 +239,9 @@ class TaskRunner {
       const uint16_t *row = query + QueryRowOffset(req, task, r);
       for (int64_t d = 0; d < D_; ++d) {
         subnormal |= Bf16IsSubnormal(row[d]);
-        uint16_t *chunk = s->qd.data() + r * row_stride + d / kDotQueryChunk * 2 * kDotQueryChunk;
-        chunk[d % kDotQueryChunk] = chunk[kDotQueryChunk + d % kDotQueryChunk] = row[d];
+        const int64_t slot = DotQuerySlot(p_.key_dtype, d);
+        uint16_t *chunk = s->qd.data() + r * row_stride + slot / kDotQueryChunk * 2 * kDotQueryChunk;
+        chunk[slot % kDotQueryChunk] = chunk[kDotQueryChunk + slot % kDotQueryChunk] = row[d];
       }
     }
     return subnormal;
