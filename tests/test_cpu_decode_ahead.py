@@ -1,7 +1,8 @@
-"""The fp32 path's decode-ahead kernel (5-16 query rows per task at D 128: each tile's keys are decoded to fp32
+"""The fp32 path's decode-ahead kernel (16-row tasks at D 128 with AVX-512: each tile's keys are decoded to fp32
 while the tile before computes, between its multiply-adds) against the reference on every kernel set, in
-PyNative and GRAPH_MODE: 8, 12 and 16 rows per task, every key dtype it reads, blocks whose visible keys end
-inside the first tile, on a tile boundary and inside a later tile, and the same bits for any thread count."""
+PyNative and GRAPH_MODE: 12 and 16 rows per task (8 rows, and the sets without AVX-512, decode a chunk first:
+the same cases on that path), every key dtype it reads, blocks whose visible keys end inside the first tile, on a
+tile boundary and inside a later tile, and the same bits for any thread count."""
 import math
 
 import numpy as np
@@ -11,8 +12,8 @@ from ms_msa import MsaIndexScore, _lib
 from ms_msa.testing import cases, dtypes, numeric
 
 ALL = _lib.cpu_isas()
-# The keys each request's blocks hold: whole blocks of 128; then 1, 16 (one whole tile of 16 keys, or 12 + 4 and
-# 6 x 2 + 4 in the 8-lane tiles), 20 (a tile and a tail) and 5 (inside the first tile) in the last block.
+# The keys each request's blocks hold: whole blocks of 128; then 1, 16 (one whole tile), 20 (a tile and a tail of
+# 4) and 5 (inside the first tile) in the last block.
 KV_LENS = (700, 300, 129, 144, 20, 5)
 # Speculative decode's tokens per request: x 4 heads per key head = 8, 12 (a 16-row group, 4 rows of it
 # padding) and 16 query rows per task.

@@ -109,13 +109,14 @@ using DotMaxFn = bool (*)(DType key_dtype, const void *key_base, const int64_t *
 // general registers, and the spilled offsets cost a load per multiply-add). 0 means "D at run time".
 constexpr int64_t kFixedD = 128;
 
-// The fp32 path's tasks of one row group (8 or 16 rows) at d == kFixedD against keys of a dtype the dot path
-// reads: DecodeBlockMaxFn decodes each tile's keys to fp32 while the tile before computes, the same
-// multiply-adds in the same order as decode + BlockMaxFn, without a decode pass between them. Others decode
-// a chunk of keys first.
-constexpr int64_t kDecodeAheadKeys = 16;  // keys per tile, at most
+// The fp32 path's tasks of one 16-row group at d == kFixedD against keys of a dtype the dot path reads, with
+// AVX-512: DecodeBlockMaxFn decodes each tile's keys to fp32 while the tile before computes, the same
+// multiply-adds in the same order as decode + BlockMaxFn, without a decode pass between them. Others decode a
+// chunk of keys first (AVX2's 16 registers: the decode's registers made the 16-row tile spill, and it measured
+// slower; 8 rows: no gain measured).
+constexpr int64_t kDecodeAheadKeys = 16;  // keys per tile
 inline bool DecodeAheadTakes(int64_t ldq, int64_t d, DType key_dtype) {
-  return (ldq == 8 || ldq == 16) && d == kFixedD && DotPathReads(key_dtype);
+  return ldq == 16 && d == kFixedD && DotPathReads(key_dtype);
 }
 // Only where DecodeAheadTakes(ldq, d, key_dtype). Keys at element offsets key_off[0..nkeys) of key_base, in
 // their own dtype; buf: 2 x kDecodeAheadKeys x d fp32 of scratch; other arguments as BlockMaxFn.
@@ -172,7 +173,7 @@ struct IsaKernels {
   DecodeFn decode;
   BlockMaxFn block_max;
   DotMaxFn dot_max;
-  DecodeBlockMaxFn decode_block_max;
+  DecodeBlockMaxFn decode_block_max;  // null without AVX-512
   PairBlockMaxFn bf16_block_max;  // null where the CPU has no bf16 pair instruction
   Bf16DotMaxFn bf16_dot_max;      // null where the CPU has no bf16 pair instruction
   Int8ToBf16Fn int8_to_bf16;      // (the pair path's int8 keys) null where bf16_block_max is

@@ -300,8 +300,9 @@ class TaskRunner {
     // Few rows, and bf16 pairs, read the keys in place (int8 keys on the pair path: widened to bf16 first), a
     // whole block per call; the fp32 path decodes pieces that stay in cache.
     const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
-    // One row group of the fp32 path decodes the keys between its multiply-adds, also a whole block per call.
-    const bool decode_ahead = !dot && !pairs && DecodeAheadTakes(ldq, D_, p_.key_dtype);
+    // One 16-row group of the fp32 path decodes the keys between its multiply-adds, also a whole block per call.
+    const bool decode_ahead =
+        !dot && !pairs && isa_.decode_block_max != nullptr && DecodeAheadTakes(ldq, D_, p_.key_dtype);
     const int64_t chunk = dot || pairs || decode_ahead ? P_ : kKeyChunk;
     // The kernels pull in the keys a lead ahead of their dots, on into the next block (the fp32 path reads
     // the next chunk's rows while it computes this one; decode ahead, the next tile's).
