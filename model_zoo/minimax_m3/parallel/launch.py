@@ -3,11 +3,13 @@ finish, fail or time out.
 
 The user writes no rank file: msrun gets 127.0.0.1, a free port and a temporary --log_dir. Each rank (rank.py)
 writes into that folder its pid, its step count, its stdout and, at the end, a status ("ok" or the error). The
-launcher polls those files and msrun: a rank whose process is gone without an "ok", an error status, msrun
-exiting early or the --timeout deadline stops the whole run, naming the rank. Whatever the outcome, the msrun
+launcher polls those files and msrun, and waits on the ranks' processes: a rank whose process is gone without an
+"ok" (the first to exit, when a broken collective takes others down after it), an error status, msrun exiting
+early or the --timeout deadline stops the whole run, naming the rank. Whatever the outcome, the msrun
 process group and every rank pid are killed and reaped before returning.
 """
 import os
+import select
 import shutil
 import signal
 import socket
@@ -127,28 +129,85 @@ def _raise_exit(signum, frame):
 
 def _watch(proc, run_dir, tp_size, deadline, timeout, label):
     """None when every rank reported ok; else the failure, naming the rank."""
-    while True:
-        statuses = [_read(os.path.join(run_dir, f"rank{r}.status")) for r in range(tp_size)]
-        # A rank that vanished is the cause; the others may fail after it (a broken collective).
-        for r, status in enumerate(statuses):
-            pid = _read(os.path.join(run_dir, f"rank{r}.pid"))
-            if status is None and pid and not _alive(int(pid)):
-                time.sleep(POLL_SECONDS)       # it may have written its status just before exiting
-                if _read(os.path.join(run_dir, f"rank{r}.status")) is None:
-                    return f"{label}: rank {r} (pid {pid}) exited without finishing (died); " \
-                           f"the other ranks were stopped"
-        for r, status in enumerate(statuses):
-            if status is not None and status != "ok":
-                # A collective that timed out fails on the rank that waited: name the rank that fell behind.
-                return f"{label}: rank {r} failed{_behind(run_dir, tp_size)}: {status.strip()}"
-        if all(s == "ok" for s in statuses):
-            return None
-        if proc.poll() is not None:
-            return f"{label}: msrun exited with code {proc.returncode} before ranks " \
-                   f"{[r for r, s in enumerate(statuses) if s is None]} finished"
-        if time.monotonic() > deadline:
-            return f"{label}: timed out after {timeout:g} s (--timeout){_behind(run_dir, tp_size)}"
-        time.sleep(POLL_SECONDS)
+    exits = _Exits(run_dir, tp_size)
+    try:
+        while True:
+            statuses = [_read(os.path.join(run_dir, f"rank{r}.status")) for r in range(tp_size)]
+            # A rank that vanished is the cause; the others may fail after it (a broken collective), so the one
+            # that exited first is named.
+            for r in exits.dead():
+                if statuses[r] is None:
+                    time.sleep(POLL_SECONDS)   # it may have written its status just before exiting
+                    if _read(os.path.join(run_dir, f"rank{r}.status")) is None:
+                        return f"{label}: rank {r} (pid {exits.pids[r]}) exited without finishing (died); " \
+                               f"the other ranks were stopped"
+            for r, status in enumerate(statuses):
+                if status is not None and status != "ok":
+                    # A collective that timed out fails on the rank that waited: name the rank that fell behind.
+                    return f"{label}: rank {r} failed{_behind(run_dir, tp_size)}: {status.strip()}"
+            if all(s == "ok" for s in statuses):
+                return None
+            if proc.poll() is not None:
+                return f"{label}: msrun exited with code {proc.returncode} before ranks " \
+                       f"{[r for r, s in enumerate(statuses) if s is None]} finished"
+            if time.monotonic() > deadline:
+                return f"{label}: timed out after {timeout:g} s (--timeout){_behind(run_dir, tp_size)}"
+            exits.wait(POLL_SECONDS)
+    finally:
+        exits.close()
+
+
+class _Exits:
+    """The ranks' processes in the order they exited. On Linux each rank's pidfd is polled, so the launcher wakes
+    the moment a rank exits: when one rank dies and its broken collective takes another down milliseconds later,
+    the first is the one named, whatever their rank order. Elsewhere (no os.pidfd_open) the ranks are checked
+    every poll, in rank order."""
+
+    def __init__(self, run_dir, tp_size):
+        self.run_dir, self.tp_size = run_dir, tp_size
+        self.pids, self.fds, self.order = {}, {}, []
+        self.poller = select.poll() if hasattr(os, "pidfd_open") else None
+
+    def _watch_new_pids(self):
+        for r in range(self.tp_size):
+            pid = None if r in self.pids else _read(os.path.join(self.run_dir, f"rank{r}.pid"))
+            if not pid:
+                continue
+            self.pids[r] = int(pid)
+            if self.poller is None:
+                continue
+            try:
+                fd = os.pidfd_open(int(pid))
+            except ProcessLookupError:             # gone before it was watched
+                self.order.append(r)
+                continue
+            self.fds[fd] = r
+            self.poller.register(fd, select.POLLIN)
+
+    def wait(self, seconds):
+        """Sleeps `seconds`, or less when a rank exits."""
+        self._watch_new_pids()
+        if self.poller is None:
+            time.sleep(seconds)
+            return
+        for fd, _ in self.poller.poll(seconds * 1000):
+            self.order.append(self.fds.pop(fd))
+            self.poller.unregister(fd)
+            os.close(fd)
+
+    def dead(self):
+        """The ranks whose process has exited, first to exit first."""
+        self._watch_new_pids()
+        if self.poller is None:
+            self.order += [r for r, pid in self.pids.items() if r not in self.order and not _alive(pid)]
+        else:
+            self.wait(0)
+        return list(self.order)
+
+    def close(self):
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
 
 
 def _behind(run_dir, tp_size):
