@@ -127,18 +127,27 @@ CEILING_EXPORT double MsaBenchFmaGflops(const char *isa, int threads, double sec
   return best;
 }
 
-// GB/s (bytes of the buffer per second) of copying `bytes` with memcpy split over `threads` threads;
-// the best of `runs` (after one untimed pass that faults the pages in).
+// GB/s (bytes of the buffer per second) of one memcpy of `bytes` from src to dst (the caller's buffers, pages
+// already in), split over `threads` threads.
+CEILING_EXPORT double MsaBenchCopyOnceGbps(void *dst, const void *src, int64_t bytes, int threads) {
+  if (dst == nullptr || src == nullptr || bytes <= 0 || threads < 1) return -1.0;
+  auto copy = [&](int t) {
+    const int64_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
+    std::memcpy(static_cast<char *>(dst) + begin, static_cast<const char *>(src) + begin, end - begin);
+  };
+  return bytes / Parallel(threads, copy) / 1e9;
+}
+
+// GB/s of copying `bytes` with memcpy split over `threads` threads; the best of `runs` (after one untimed
+// pass that faults the pages in).
 CEILING_EXPORT double MsaBenchCopyGbps(int64_t bytes, int threads, int runs) {
   if (bytes <= 0 || threads < 1) return -1.0;
   std::vector<char> src(bytes, 1), dst(bytes, 0);
-  auto copy = [&](int t) {
-    const int64_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
-    std::memcpy(dst.data() + begin, src.data() + begin, end - begin);
-  };
-  Parallel(threads, copy);
+  MsaBenchCopyOnceGbps(dst.data(), src.data(), bytes, threads);
   double best = 0.0;
-  for (int r = 0; r < std::max(runs, 1); ++r) best = std::max(best, bytes / Parallel(threads, copy) / 1e9);
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    best = std::max(best, MsaBenchCopyOnceGbps(dst.data(), src.data(), bytes, threads));
+  }
   return best;
 }
 

@@ -10,6 +10,7 @@ SHORT = {"ms_msa fused": "fused", "ms_msa fused, 1 thread": "fused 1 thread", "M
 PEERS = ["ms_msa fused", "ms_msa fused, 1 thread", "MindSpore small ops", "numpy", "torch", "llama.cpp (ggml)"]
 TARGET_KEY = {"prefill": "vs_fma_peak", "decode": "vs_copy_bandwidth", "spec-decode": "vs_roofline",
               "int8-decode": "vs_roofline"}
+BESIDE = "_beside"   # the same ratio against the ceilings sampled between the row's fused runs (the targets')
 
 
 def ms(peer):
@@ -19,7 +20,8 @@ def ms(peer):
 def table(data):
     present = [p for p in PEERS if any(q["peer"] == p for r in data["results"] for q in r["peers"])]
     head = ["shape", "dtype"] + [SHORT.get(p, p) + " ms" for p in present] + [
-        "roofline ms", "fused ÷ roofline", "target ratio", "1 thread ÷ its roofline", "fused GFLOP/s",
+        "roofline ms", "fused ÷ roofline", "ceilings beside the row: copy GB/s, fp32 FMA GFLOP/s", "roofline beside ms",
+        "target ratio (beside; run start)", "1 thread ÷ its roofline", "fused GFLOP/s",
         "fused key GB/s", "extra MB fused / small ops"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data["results"]:
@@ -34,9 +36,14 @@ def table(data):
             else:
                 cells.append(f"{ms(by[p])} ({by[p]['median_s'] / fused['median_s']:.1f}×)")
         key = TARGET_KEY[r["kind"]]
-        target = f"{r[key]:.2f} ({key[3:].replace('_', ' ')})" if r["dtype"] != "float32" else "–"
+        near = r.get("beside")          # absent from runs before the beside samples
+        beside = f"{r[key + BESIDE]:.2f}; " if near else "–; "
+        target = f"{beside}{r[key]:.2f} ({key[3:].replace('_', ' ')})" if r["dtype"] != "float32" else "–"
+        fp32 = near["fma_gflops"].get("avx512", near["fma_gflops"].get("avx2", 0.0)) if near else 0.0
         small = by.get("MindSpore small ops")
-        cells += [f"{r['roofline_s'] * 1e3:.2f}", f"{r['vs_roofline']:.2f}", target,
+        cells += [f"{r['roofline_s'] * 1e3:.2f}", f"{r['vs_roofline']:.2f}",
+                  f"{near['copy_gbps']:.1f}, {fp32:.0f}" if near else "–",
+                  f"{r['roofline_beside_s'] * 1e3:.2f}" if near else "–", target,
                   f"{r['vs_roofline_1t']:.2f}" if "vs_roofline_1t" in r else "–", f"{fused['gflops']:.0f}",
                   f"{fused['key_gbps']:.1f}",
                   f"{fused['peak_extra_mb']:.1f} / {small['peak_extra_mb']:.0f}" if small else f"{fused['peak_extra_mb']:.1f}"]

@@ -31,6 +31,8 @@ def native():
         lib.MsaBenchFmaGflops.restype = ctypes.c_double
         lib.MsaBenchCopyGbps.argtypes = [ctypes.c_int64, ctypes.c_int, ctypes.c_int]
         lib.MsaBenchCopyGbps.restype = ctypes.c_double
+        lib.MsaBenchCopyOnceGbps.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int]
+        lib.MsaBenchCopyOnceGbps.restype = ctypes.c_double
         _native = lib
     return _native
 
@@ -100,6 +102,36 @@ def copy_gbps(threads, nbytes=512 << 20, runs=5):
     result["memcpy, 1 thread"] = lib.MsaBenchCopyGbps(nbytes, 1, runs)
     result[f"memcpy, {threads} threads"] = lib.MsaBenchCopyGbps(nbytes, threads, runs)
     return result
+
+
+class BesideSamples:
+    """The ceilings again, sampled between a row's timed runs (`sample()` before each): one memcpy of a buffer
+    8x the last-level cache on all threads, and a short register-resident run of each multiply-add peak of
+    `names` on all threads. A shared machine's bandwidth and clock move within seconds; a ceiling sampled in
+    the same seconds as the row it divides measures the row against what the machine gave it then."""
+
+    COPY_BYTES = 256 << 20
+    FMA_SECONDS = 0.03
+
+    def __init__(self, names, threads):
+        self.names, self.threads = list(names), threads
+        self.src = np.ones(self.COPY_BYTES // 4, np.float32)
+        self.dst = np.zeros_like(self.src)              # both written once: their pages are in before any sample
+        self.copy, self.fma = [], {name: [] for name in self.names}
+
+    def sample(self):
+        lib = native()
+        self.copy.append(lib.MsaBenchCopyOnceGbps(self.dst.ctypes.data, self.src.ctypes.data, self.COPY_BYTES,
+                                                  self.threads))
+        for name in self.names:
+            self.fma[name].append(lib.MsaBenchFmaGflops(name.encode(), self.threads, self.FMA_SECONDS, 1))
+
+    def best(self):
+        """{"copy_gbps": best copy sample, "fma_gflops": {name: best sample}, "samples": n, and every sample}: the
+        best, as the run's own ceilings are the best of their runs."""
+        return {"copy_gbps": max(self.copy), "fma_gflops": {n: max(v) for n, v in self.fma.items()},
+                "samples": len(self.copy), "copy_gbps_samples": list(self.copy),
+                "fma_gflops_samples": {n: list(v) for n, v in self.fma.items()}}
 
 
 def roofline_seconds(flops, key_bytes, peak_gflops, copy_gbps_best):
