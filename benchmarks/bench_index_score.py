@@ -4,8 +4,9 @@ For every MiniMax-M3 index-branch shape (benchmarks/shapes.py): ms_msa fused (GR
 and one), the same operator from MindSpore's small ops (GRAPH_MODE), a numpy composition, torch on CPU
 and llama.cpp's ggml chain (if importable); and this machine's ceilings measured in the same run (the
 fp32 FMA peak per instruction set on one core and all, copy bandwidth, the best dense matmul for the
-same FLOPs). Each row gets its roofline, min(FMA peak, flop per key byte x copy bandwidth), and
-fused / roofline. Each peer is first checked against the reference (SPEC §6). Then the fixed cost of a
+same FLOPs), and again beside every row: a copy and a short multiply-add sample before each timed fused run
+(roofline.BesideSamples; the targets' ratios are taken against the best of those). Each row gets its roofline,
+min(FMA peak, flop per key byte x copy bandwidth), and fused / roofline, against both. Each peer is first checked against the reference (SPEC §6). Then the fixed cost of a
 call (tiny decode, GRAPH_MODE and PyNative). Writes a table, a JSON under benchmarks/results/ and a PNG.
 """
 import argparse

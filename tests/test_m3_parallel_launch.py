@@ -62,6 +62,20 @@ def test_exits_are_listed_in_the_order_the_ranks_died(ranks, order):
         exits.close()
 
 
+def test_without_pidfds_the_dead_are_found_by_polling(ranks, monkeypatch):
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    run_dir, procs = ranks
+    exits = launch._Exits(run_dir, len(procs))
+    try:
+        assert exits.dead() == []
+        procs[1].kill()
+        procs[1].wait()
+        assert exits.dead() == [1]
+        assert exits.polled == {0, 1, 2}
+    finally:
+        exits.close()
+
+
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="exit order needs os.pidfd_open (Linux)")
 @pytest.mark.parametrize("start", [1.0, 1.07, 1.14])
 def test_the_rank_that_died_first_is_named_when_a_lower_rank_dies_right_after(ranks, start):

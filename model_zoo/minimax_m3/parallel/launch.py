@@ -158,15 +158,15 @@ def _watch(proc, run_dir, tp_size, deadline, timeout, label):
 
 
 class _Exits:
-    """The ranks' processes in the order they exited. On Linux each rank's pidfd is polled, so the launcher wakes
-    the moment a rank exits: when one rank dies and its broken collective takes another down milliseconds later,
-    the first is the one named, whatever their rank order. Elsewhere (no os.pidfd_open) the ranks are checked
-    every poll, in rank order."""
+    """The ranks' processes in the order they exited. Each rank's pidfd is polled (Linux 5.3+), so the launcher
+    wakes the moment a rank exits: when one rank dies and its broken collective takes another down milliseconds
+    later, the first is the one named, whatever their rank order. Where there is no pidfd, the rank is checked
+    at every poll, in rank order."""
 
     def __init__(self, run_dir, tp_size):
         self.run_dir, self.tp_size = run_dir, tp_size
-        self.pids, self.fds, self.order = {}, {}, []
-        self.poller = select.poll() if hasattr(os, "pidfd_open") else None
+        self.pids, self.fds, self.order, self.polled = {}, {}, [], set()
+        self.poller = select.poll()
 
     def _watch_new_pids(self):
         for r in range(self.tp_size):
@@ -174,22 +174,20 @@ class _Exits:
             if not pid:
                 continue
             self.pids[r] = int(pid)
-            if self.poller is None:
-                continue
             try:
                 fd = os.pidfd_open(int(pid))
             except ProcessLookupError:             # gone before it was watched
                 self.order.append(r)
                 continue
+            except (AttributeError, OSError):      # no pidfd on this system, or refused
+                self.polled.add(r)
+                continue
             self.fds[fd] = r
             self.poller.register(fd, select.POLLIN)
 
     def wait(self, seconds):
-        """Sleeps `seconds`, or less when a rank exits."""
+        """Sleeps `seconds`, or less when a watched rank exits."""
         self._watch_new_pids()
-        if self.poller is None:
-            time.sleep(seconds)
-            return
         for fd, _ in self.poller.poll(seconds * 1000):
             self.order.append(self.fds.pop(fd))
             self.poller.unregister(fd)
@@ -197,11 +195,8 @@ class _Exits:
 
     def dead(self):
         """The ranks whose process has exited, first to exit first."""
-        self._watch_new_pids()
-        if self.poller is None:
-            self.order += [r for r, pid in self.pids.items() if r not in self.order and not _alive(pid)]
-        else:
-            self.wait(0)
+        self.wait(0)
+        self.order += [r for r in sorted(self.polled) if r not in self.order and not _alive(self.pids[r])]
         return list(self.order)
 
     def close(self):
