@@ -46,11 +46,6 @@ def _with_values(case, query, key):
     return inputs
 
 
-def _wide(rng, shape, low, high):
-    """Random signs and exponents spread over [2**low, 2**high)."""
-    return rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(low, high, shape)
-
-
 def _run(inputs, case, isa, monkeypatch):
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
     out = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
@@ -70,7 +65,7 @@ def test_wide_exponent_range(isa, case, mode, monkeypatch):
     rng = np.random.default_rng(1)
     q_shape, k_shape = _shapes(case)
     # |q . k| stays inside fp32's range; terms range over ~2**-60 .. 2**60, so sums cancel and differ widely.
-    query, key = _wide(rng, q_shape, -30, 30), _wide(rng, k_shape, -30, 30)
+    query, key = cases.wide_range(rng, q_shape, -30, 30), cases.wide_range(rng, k_shape, -30, 30)
     _run(_with_values(case, query, key), case, isa, monkeypatch)
 
 
@@ -165,7 +160,7 @@ def test_int8_keys_on_the_pair_path(isa, case, mode, monkeypatch):
     """Queries over bf16's exponent range, int8 keys over their whole range, scales from 2**-20 to 2**20."""
     inputs = cases.build_inputs(case, seed=6)
     rng = np.random.default_rng(6)
-    query = dtypes.round_to(_wide(rng, inputs.values["query"].shape, -30, 30), "bfloat16")
+    query = dtypes.round_to(cases.wide_range(rng, inputs.values["query"].shape, -30, 30), "bfloat16")
     key = rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64)
     scale = 2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape)
     for name, value, dtype in (("query", query, "bfloat16"), ("key", key, "int8"), ("scale", scale, "float32")):

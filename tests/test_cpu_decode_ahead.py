@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from ms_msa import MsaIndexScore, _lib
-from ms_msa.testing import cases, dtypes, numeric
+from ms_msa import _lib
+from ms_msa.testing import cases, checks
 
 ALL = _lib.cpu_isas()
 # The keys each request's blocks hold: whole blocks of 128; then 1, 16 (one whole tile), 20 (a tile and a tail of
@@ -28,35 +28,6 @@ def _case(dtype, tokens, int8_key=False, kv_heads=1, block_size=128):
                       int8_key=int8_key, local_window="token", local_blocks=0)
 
 
-def _wide(rng, shape, low, high):
-    """Random signs and exponents spread over [2**low, 2**high)."""
-    return rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(low, high, shape)
-
-
-def _inputs(case, seed):
-    """Queries and keys over a wide exponent range of their dtype (fp16: 2**-10..2**10); int8 keys over their
-    whole range with scales from 2**-20 to 2**20."""
-    inputs = cases.build_inputs(case, seed=seed)
-    rng = np.random.default_rng(seed)
-    span = 10 if case.dtype == "float16" else 30
-    values = {"query": (_wide(rng, inputs.values["query"].shape, -span, span), case.dtype)}
-    if case.int8_key:
-        values["key"] = (rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64), "int8")
-        values["scale"] = (2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape), "float32")
-    else:
-        values["key"] = (_wide(rng, inputs.values["key"].shape, -span, span), case.dtype)
-    for name, (value, dtype) in values.items():
-        inputs.values[name] = value if dtype == "int8" else dtypes.round_to(value, dtype)
-        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
-    return inputs
-
-
-def _run(case, inputs):
-    out = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
-    numeric.assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
-    return out
-
-
 @pytest.mark.parametrize("isa", ALL)
 @pytest.mark.parametrize("tokens", TOKENS)
 @pytest.mark.parametrize("dtype,int8_key", [("float16", False), ("float32", False), ("bfloat16", False),
@@ -64,7 +35,7 @@ def _run(case, inputs):
 def test_decode_ahead_against_reference(isa, tokens, dtype, int8_key, mode, monkeypatch):
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
     case = _case(dtype, tokens, int8_key)
-    out = _run(case, _inputs(case, seed=tokens))
+    out = checks.run_accepted(case, cases.build_wide_inputs(case, seed=tokens))
     assert np.isfinite(out).any(axis=-1).all()  # every row scores its blocks
 
 
@@ -75,16 +46,11 @@ def test_decode_ahead_gqa_and_small_blocks(isa, kv_heads, block_size, mode, monk
     tile, or whole tiles and no tail, per block)."""
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
     case = _case("float16", 4, kv_heads=kv_heads, block_size=block_size)
-    _run(case, _inputs(case, seed=11))
+    checks.run_accepted(case, cases.build_wide_inputs(case, seed=11))
 
 
 @pytest.mark.parametrize("dtype,int8_key", [("float16", False), ("float32", True)])
-def test_decode_ahead_bit_identical_whatever_the_thread_count(dtype, int8_key, mode, monkeypatch):
+def test_decode_ahead_bit_identical_whatever_the_thread_count(dtype, int8_key, mode):
     case = _case(dtype, 4, int8_key)
-    inputs = _inputs(case, seed=12)
-    results = []
-    for threads in ("1", "2", "3"):
-        monkeypatch.setenv("MS_MSA_NUM_THREADS", threads)
-        results.append(_run(case, inputs))
-    for r in results[1:]:
-        assert np.array_equal(r.view(np.uint32), results[0].view(np.uint32))
+    inputs = cases.build_wide_inputs(case, seed=12)
+    checks.assert_same_bits_for_thread_counts(case, inputs)

@@ -225,6 +225,29 @@ def build_inputs(case, seed=0):
     return Inputs(values, tensors, case.attrs())
 
 
+def wide_range(rng, shape, low, high):
+    """Random signs and exponents spread over [2**low, 2**high)."""
+    return rng.choice([-1.0, 1.0], shape) * 2.0 ** rng.uniform(low, high, shape)
+
+
+def build_wide_inputs(case, seed=0):
+    """build_inputs with the query and keys over a wide exponent range of their dtype (fp16: 2**-10..2**10,
+    else 2**-30..2**30), int8 keys over their whole range (-128 included) with scales from 2**-20 to 2**20."""
+    inputs = build_inputs(case, seed=seed)
+    rng = np.random.default_rng(seed)
+    span = 10 if case.dtype == "float16" else 30
+    values = {"query": (wide_range(rng, inputs.values["query"].shape, -span, span), case.dtype)}
+    if case.int8_key:
+        values["key"] = (rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64), "int8")
+        values["scale"] = (2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape), "float32")
+    else:
+        values["key"] = (wide_range(rng, inputs.values["key"].shape, -span, span), case.dtype)
+    for name, (value, dtype) in values.items():
+        inputs.values[name] = value if dtype == "int8" else dtypes.round_to(value, dtype)
+        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+    return inputs
+
+
 CALL_ORDER = ("query", "key", "start_loc", "block_table", "scale", "atten_mask", "actual_seq_qlen",
               "actual_seq_klen")
 
