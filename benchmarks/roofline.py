@@ -105,8 +105,8 @@ def copy_gbps(threads, nbytes=512 << 20, runs=5):
 
 
 class BesideSamples:
-    """The ceilings again, sampled between a row's timed runs (`sample()` before each): one memcpy of a buffer
-    8x the last-level cache on all threads, and a short register-resident run of each multiply-add peak of
+    """The ceilings again, sampled between a row's timed runs (`sample()` before each): one memcpy of 256 MB (far
+    past the last-level cache) on all threads, and a short register-resident run of each multiply-add peak of
     `names` on all threads. A shared machine's bandwidth and clock move within seconds; a ceiling sampled in
     the same seconds as the row it divides measures the row against what the machine gave it then."""
 
