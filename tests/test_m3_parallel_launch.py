@@ -77,13 +77,13 @@ def test_without_pidfds_the_dead_are_found_by_polling(ranks, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="exit order needs os.pidfd_open (Linux)")
-@pytest.mark.parametrize("start", [1.0, 1.07, 1.14])
+@pytest.mark.parametrize("start", [1.0, 1.05, 1.1, 1.15])
 def test_the_rank_that_died_first_is_named_when_a_lower_rank_dies_right_after(ranks, start):
-    # rank 2 dies, rank 0 follows 50 ms later: within the launcher's 200 ms poll and status grace, so a check in
-    # rank order would see both dead and name rank 0. The start times put rank 2's death at different points
-    # of a 200 ms poll.
+    # rank 2 dies, rank 0 follows 100 ms later: within the launcher's 200 ms poll and status grace, so a check
+    # in rank order would see both dead and name rank 0. The start times put rank 2's death at different points
+    # of a 200 ms poll. (The launcher must wake within the 100 ms: pidfds wake it at once.)
     run_dir, procs = ranks
-    killer = threading.Thread(target=_kill_in_order, args=(procs, (2, 0), 0.05))
+    killer = threading.Thread(target=_kill_in_order, args=(procs, (2, 0), 0.1))
     timer = threading.Timer(start, killer.start)
     timer.start()
     failure = launch._watch(_Msrun(), run_dir, len(procs), time.monotonic() + 30, 30, "--tp 3")
