@@ -1,2 +1,2 @@
-"""Helpers shared by the tests, the demo and the benchmarks: dtype rounding, the case matrix, and the
-numerical acceptance rule of SPEC §6, and the checks the CPU kernel tests share."""
+"""Helpers shared by the tests, the demo and the benchmarks: dtype rounding, the case matrix, the numerical
+acceptance rule of SPEC §6, and the checks the CPU kernel tests share."""
