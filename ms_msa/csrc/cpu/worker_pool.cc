@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -17,6 +18,17 @@
 namespace msa {
 namespace cpu {
 namespace {
+
+// How long the caller watches for the other parts to end before it sleeps on them (its own part done).
+constexpr std::chrono::microseconds kCallerSpin{2000};
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 // Threads started for one call and joined before it returns: the path of a call that finds the kept
 // threads busy. If a thread can not be started, fewer parts run.
@@ -63,6 +75,7 @@ class WorkerPool {
       job_ = &job;
       parts_ = parts;
       running_ = parts - 1;
+      unfinished_.store(parts - 1, std::memory_order_relaxed);
       ++generation_;
     }
     wake_.notify_all();
@@ -71,6 +84,12 @@ class WorkerPool {
       job(0);
     } catch (...) {
       failed = std::current_exception();  // the other parts still use `job`: wait for them first
+    }
+    // The other parts usually end within a task's time of this one: watch for that before sleeping, since a
+    // parked caller wakes 20-100 µs after the last part reports (measured on this project's 2-core VMs).
+    const auto spin_until = std::chrono::steady_clock::now() + kCallerSpin;
+    while (unfinished_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < spin_until) {
+      CpuRelax();
     }
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [this] { return running_ == 0; });
@@ -106,6 +125,7 @@ class WorkerPool {
       const std::function<void(int)> *job = job_;
       lock.unlock();
       (*job)(id);
+      unfinished_.fetch_sub(1, std::memory_order_release);
       lock.lock();
       if (--running_ == 0) done_.notify_one();
     }
@@ -118,6 +138,7 @@ class WorkerPool {
   const std::function<void(int)> *job_ = nullptr;
   uint64_t generation_ = 0;
   int started_ = 0, parts_ = 0, running_ = 0;
+  std::atomic<int> unfinished_{0};  // running_, readable without mu_ (the caller's wait before it sleeps)
 };
 
 // The process's pool. After fork() the child has none of the parent's threads (and maybe a mutex that a
