@@ -65,7 +65,9 @@ def main():
         print(f"fixed cost {r['mode']}: call {r['call_us']:.0f} µs, MindSpore no-op Custom {r['mindspore_noop_custom_us']:.0f} µs,"
               f" inside the kernel library {r['kernel_library_us']:.1f} µs"
               + (f"; after reading 64 MB: call {r['call_after_stream_us']:.0f} µs, no-op Custom"
-                 f" {r['noop_after_stream_us']:.0f} µs" if "call_after_stream_us" in r else ""))
+                 f" {r['noop_after_stream_us']:.0f} µs" if "call_after_stream_us" in r else "")
+              + (f"; after 13 ms asleep: call {r['call_after_sleep_us']:.0f} µs, no-op Custom"
+                 f" {r['noop_after_sleep_us']:.0f} µs" if "call_after_sleep_us" in r else ""))
     met = sum(t["met"] for t in data["targets"])
     print(f"\ntargets met: {met} of {len(data['targets'])}")
     for t in data["targets"]:
