@@ -21,7 +21,7 @@ namespace avx512bf16 {
 
 IsaKernels Avx512Bf16Kernels() {
   return {"avx512-bf16",           avx512bf16::Decode,       avx512bf16::BlockMaxWide,
-          avx512bf16::DotMaxWide,      avx512bf16::DecodeBlockMax, avx512bf16::PairBlockMax,
+          avx512bf16::DotMax,      avx512bf16::DecodeBlockMax, avx512bf16::PairBlockMax,
           avx512bf16::Bf16DotMax,  avx512bf16::Int8ToBf16};
 }
 

@@ -74,7 +74,6 @@ class WorkerPool {
       parts = std::min(n, started_ + 1);
       job_ = &job;
       parts_ = parts;
-      running_ = parts - 1;
       unfinished_.store(parts - 1, std::memory_order_relaxed);
       ++generation_;
     }
@@ -92,7 +91,7 @@ class WorkerPool {
       CpuRelax();
     }
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [this] { return running_ == 0; });
+    done_.wait(lock, [this] { return unfinished_.load(std::memory_order_acquire) == 0; });
     job_ = nullptr;
     if (failed) std::rethrow_exception(failed);
     return true;
@@ -125,9 +124,9 @@ class WorkerPool {
       const std::function<void(int)> *job = job_;
       lock.unlock();
       (*job)(id);
-      unfinished_.fetch_sub(1, std::memory_order_release);
-      lock.lock();
-      if (--running_ == 0) done_.notify_one();
+      const bool last = unfinished_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+      lock.lock();  // (before the notify: the caller tests unfinished_ under mu_, so the wake-up is never lost)
+      if (last) done_.notify_one();
     }
   }
 
@@ -137,8 +136,8 @@ class WorkerPool {
   std::condition_variable wake_, done_;
   const std::function<void(int)> *job_ = nullptr;
   uint64_t generation_ = 0;
-  int started_ = 0, parts_ = 0, running_ = 0;
-  std::atomic<int> unfinished_{0};  // running_, readable without mu_ (the caller's wait before it sleeps)
+  int started_ = 0, parts_ = 0;
+  std::atomic<int> unfinished_{0};  // parts of the current call still running (read without mu_ while spinning)
 };
 
 // The process's pool. After fork() the child has none of the parent's threads (and maybe a mutex that a
