@@ -24,6 +24,8 @@ constexpr int64_t kRowAlign = 8;
 constexpr int64_t kPairRowAlign = 16;
 
 using DecodeFn = void (*)(DType dtype, const void *base, int64_t offset, int64_t n, float *dst);
+// rows rows of d elements at element offsets off[0..rows) of base, into dst (rows x d fp32, row-major).
+using DecodeRowsFn = void (*)(DType dtype, const void *base, const int64_t *off, int64_t rows, int64_t d, float *dst);
 
 // The key rows a kernel reads next, asked for one cache line per step of its inner loop and never more
 // than a lead of keys ahead of the keys it computes: this block's rows from the lead on, then the next
@@ -171,6 +173,7 @@ inline bool Bf16DotPathReads(DType key_dtype) { return key_dtype == DType::kBFlo
 struct IsaKernels {
   const char *isa;
   DecodeFn decode;
+  DecodeRowsFn decode_rows;
   BlockMaxFn block_max;
   DotMaxFn dot_max;
   DecodeBlockMaxFn decode_block_max;  // null without AVX-512

@@ -17,7 +17,7 @@ namespace avx2 {
 }  // namespace avx2
 
 IsaKernels Avx2Kernels() {
-  return {"avx2", avx2::Decode, avx2::BlockMax, avx2::DotMax, nullptr, nullptr, nullptr};
+  return {"avx2", avx2::Decode, avx2::DecodeRows, avx2::BlockMax, avx2::DotMax, nullptr, nullptr, nullptr};
 }
 
 }  // namespace cpu

@@ -20,7 +20,8 @@ namespace avx512 {
 
 // Decode (few rows) dots 16 lanes at a time at D 128 (DotGroupWide), 8 at other D.
 IsaKernels Avx512Kernels() {
-  return {"avx512", avx512::Decode, avx512::BlockMaxWide, avx512::DotMax, avx512::DecodeBlockMax, nullptr, nullptr};
+  return {"avx512",       avx512::Decode,         avx512::DecodeRows, avx512::BlockMaxWide,
+          avx512::DotMax, avx512::DecodeBlockMax, nullptr,            nullptr};
 }
 
 }  // namespace cpu

@@ -20,9 +20,9 @@ namespace avx512bf16 {
 }  // namespace avx512bf16
 
 IsaKernels Avx512Bf16Kernels() {
-  return {"avx512-bf16",           avx512bf16::Decode,       avx512bf16::BlockMaxWide,
-          avx512bf16::DotMax,      avx512bf16::DecodeBlockMax, avx512bf16::PairBlockMax,
-          avx512bf16::Bf16DotMax,  avx512bf16::Int8ToBf16};
+  return {"avx512-bf16",          avx512bf16::Decode,         avx512bf16::DecodeRows,
+          avx512bf16::BlockMaxWide, avx512bf16::DotMax,         avx512bf16::DecodeBlockMax,
+          avx512bf16::PairBlockMax, avx512bf16::Bf16DotMax,     avx512bf16::Int8ToBf16};
 }
 
 }  // namespace cpu

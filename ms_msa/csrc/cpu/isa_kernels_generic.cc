@@ -15,7 +15,7 @@ namespace generic {
 }  // namespace generic
 
 IsaKernels GenericKernels() {
-  return {"generic", generic::Decode, generic::BlockMax, generic::DotMax, nullptr, nullptr, nullptr};
+  return {"generic", generic::Decode, generic::DecodeRows, generic::BlockMax, generic::DotMax, nullptr, nullptr, nullptr};
 }
 
 }  // namespace cpu
