@@ -297,14 +297,16 @@ class TaskRunner {
     return rows;
   }
 
-  // Asks for the cache lines of `n` int8 scales from element `first`, `step` apart.
+  // Asks for the cache lines of `n` int8 scales from element `first`, `step` apart: every line of their span
+  // when they are less than a line apart (each line then holds one), else a line per scale.
   void PrefetchScales(int64_t first, int64_t step, int64_t n) const {
     if (n <= 0) return;
-    const char *begin = reinterpret_cast<const char *>(p_.scale + first);
-    const char *end = reinterpret_cast<const char *>(p_.scale + first + (n - 1) * step) + sizeof(float);
-    const int64_t line = 64;
-    if (step == 1) {
-      for (const char *at = begin; at < end; at += line) __builtin_prefetch(at, 0, 3);
+    constexpr uintptr_t kLine = 64;
+    if (step * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(kLine)) {
+      // From the line of the first scale (not its address: stepping from there could skip the last line).
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(p_.scale + first) & ~(kLine - 1);
+      const uintptr_t end = reinterpret_cast<uintptr_t>(p_.scale + first + (n - 1) * step + 1);
+      for (uintptr_t at = begin; at < end; at += kLine) __builtin_prefetch(reinterpret_cast<const void *>(at), 0, 3);
     } else {
       for (int64_t i = 0; i < n; ++i) __builtin_prefetch(p_.scale + first + i * step, 0, 3);
     }
