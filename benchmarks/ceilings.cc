@@ -103,26 +103,46 @@ CEILING_EXPORT int MsaBenchHasIsa(const char *isa) {
 // GFLOP/s of `threads` threads each running register-resident chains of `isa`'s multiply-add for about
 // `seconds` (fp32 FMAs: 2 flops per lane; "avx512-bf16": vdpbf16ps, 4 per lane); the best of `runs`.
 // -1 for an instruction set this CPU lacks.
+// Every thread runs slices of about a millisecond until its time is up, and the rates of all of them add up:
+// the throughput the cores delivered together, as a kernel that hands its tasks to whichever thread is free
+// can use it. (A fixed share per thread measured threads x the slowest core: on a shared VM, where one vCPU
+// can run far slower than the other for seconds, that read as little as half the pair's throughput.)
 CEILING_EXPORT double MsaBenchFmaGflops(const char *isa, int threads, double seconds, int runs) {
   if (!MsaBenchHasIsa(isa) || threads < 1) return -1.0;
   const int kind = std::strcmp(isa, "avx512-bf16") == 0 ? 2 : std::strcmp(isa, "avx512") == 0 ? 1 : 0;
   const double flops_per_iter = kChains * (kind == 2 ? 64.0 : kind == 1 ? 32.0 : 16.0);
   auto kernel = [kind](int64_t iters) { return kind == 2 ? DotBf16(iters) : kind == 1 ? FmaAvx512(iters) : FmaAvx2(iters); };
-  // Calibrate on one thread: iterations for about `seconds`.
-  int64_t iters = 1 << 16;
+  // Calibrate on one thread: iterations of a slice of about a millisecond.
+  constexpr double kSlice = 1e-3;
+  int64_t slice = 1 << 12;
   for (;;) {
     const double t0 = Now();
-    volatile float sink = kernel(iters);
+    volatile float sink = kernel(slice);
     (void)sink;
-    if (Now() - t0 > seconds / 4 || iters > (int64_t{1} << 40)) break;
-    iters *= 2;
+    if (Now() - t0 > kSlice / 4 || slice > (int64_t{1} << 40)) break;
+    slice *= 2;
   }
-  iters *= 4;
+  slice *= 4;
   double best = 0.0;
   std::vector<float> sinks(threads);
+  std::vector<double> rates(threads);  // iterations per second of each thread over its own time
   for (int r = 0; r < std::max(runs, 1); ++r) {
-    const double s = Parallel(threads, [&](int t) { sinks[t] = kernel(iters); });
-    best = std::max(best, flops_per_iter * static_cast<double>(iters) * threads / s / 1e9);
+    Parallel(threads, [&](int t) {
+      const double t0 = Now();  // Parallel releases the threads together
+      int64_t n = 0;
+      float sink = 0.0f;
+      double elapsed;
+      do {
+        sink += kernel(slice);
+        ++n;
+        elapsed = Now() - t0;
+      } while (elapsed < seconds);
+      sinks[t] = sink;
+      rates[t] = static_cast<double>(n * slice) / elapsed;
+    });
+    double total = 0.0;
+    for (double rate : rates) total += rate;
+    best = std::max(best, flops_per_iter * total / 1e9);
   }
   return best;
 }

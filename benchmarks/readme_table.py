@@ -11,6 +11,7 @@ PEERS = ["ms_msa fused", "ms_msa fused, 1 thread", "MindSpore small ops", "numpy
 TARGET_KEY = {"prefill": "vs_fma_peak", "decode": "vs_copy_bandwidth", "spec-decode": "vs_roofline",
               "int8-decode": "vs_roofline"}
 BESIDE = "_beside"   # the same ratio against the ceilings sampled between the row's fused runs (the targets')
+PAIRED = "_paired"   # each fused run against the sample just before it, median over the runs
 
 
 def ms(peer):
@@ -21,7 +22,7 @@ def table(data):
     present = [p for p in PEERS if any(q["peer"] == p for r in data["results"] for q in r["peers"])]
     head = ["shape", "dtype"] + [SHORT.get(p, p) + " ms" for p in present] + [
         "roofline ms", "fused ÷ roofline", "ceilings beside the row: copy GB/s, fp32 FMA GFLOP/s", "roofline beside ms",
-        "target ratio (beside; run start)", "1 thread ÷ its roofline", "fused GFLOP/s",
+        "target ratio (paired; beside; run start)", "1 thread ÷ its roofline", "fused GFLOP/s",
         "fused key GB/s", "extra MB fused / small ops"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data["results"]:
@@ -38,6 +39,8 @@ def table(data):
         key = TARGET_KEY[r["kind"]]
         near = r.get("beside")          # absent from runs before the beside samples
         beside = f"{r[key + BESIDE]:.2f}; " if near else "–; "
+        if key + PAIRED in r:
+            beside = f"{r[key + PAIRED]:.2f}; " + beside
         target = f"{beside}{r[key]:.2f} ({key[3:].replace('_', ' ')})" if r["dtype"] != "float32" else "–"
         fp32 = near["fma_gflops"].get("avx512", near["fma_gflops"].get("avx2", 0.0)) if near else 0.0
         small = by.get("MindSpore small ops")

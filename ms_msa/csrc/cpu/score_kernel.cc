@@ -41,6 +41,13 @@ constexpr int64_t kPairLeadKeys = 32;
 // speculative decode 4x4@64k, two threads, from memory, was 5-10 % faster than at 32 keys (interleaved runs,
 // C++ harness), and slower again at 256.
 constexpr int64_t kDecodeAheadLeadKeys = kDecodeAheadKeys + 128;
+// int8 scales are copied this many blocks at a time (StageScales). A block's scales sit on their own page, away
+// from its keys. Copied at the start of each block, the copy's first load stalled every time (8 % of int8-key
+// decode from memory in perf, Zen 3), and asking for them one or more blocks ahead did not help (prefetches, even a
+// real load a block ahead). Copied 16 blocks at a time, their misses overlap: int8-key decode 8x1@32k, two threads,
+// from memory, 0.97-0.99x the time with bf16 queries, level with fp16 (C++ harness, interleaved runs; 4, 16 and
+// 64 blocks alike). Left: with no scale read at all that row ran 0.91-0.93x, a cost not yet explained.
+constexpr int64_t kScaleStashBlocks = 16;
 // A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
 // across threads without tasks becoming too small to amortise their set-up.
 constexpr int64_t kMinBlocksPerTask = 4;
@@ -106,7 +113,7 @@ struct Scratch {
   LineVector<uint16_t> qd;   // kDotRows bf16 query rows, chunks doubled (Bf16DotMaxFn; the bf16 dot path only)
   LineVector<float> keys;    // kKeyChunk x D (decode ahead: two tiles of kDecodeAheadKeys)
   LineVector<uint16_t> keys_bf16;  // P x D: a block of int8 keys widened to bf16 (the bf16 pair path only)
-  std::vector<float> scale;   // max(kKeyChunk, P)
+  std::vector<float> scale_stash;  // kScaleStashBlocks x P: the int8 scales of the task's next blocks
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
   // Per task row (a token x a query head): the end of the keys it sees, and its output row. Looked up per block
   // and per key chunk, so kept by row rather than recomputed by a division (at 64 rows, the divisions by the
@@ -147,7 +154,7 @@ class TaskRunner {
     if (pair_path() && p_.key_dtype == DType::kInt8) s->keys_bf16.assign(P_ * D_, 0u);
     if (dot_pair_path()) s->qd.assign(kDotRows * DotQueryChunks(D_) * 2 * kDotQueryChunk, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
-    s->scale.assign(std::max(kKeyChunk, P_), 0.0f);  // the dot path takes a whole block at once
+    s->scale_stash.assign(p_.scale != nullptr ? kScaleStashBlocks * P_ : 0, 0.0f);
     s->key_off.assign(std::max(kKeyChunk, P_), 0);
     s->vis_end.assign(rows, 0);
     s->out_row.assign(rows, nullptr);
@@ -186,6 +193,9 @@ class TaskRunner {
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
+        if (p_.scale != nullptr && (beta - task.col_begin) % kScaleStashBlocks == 0) {
+          StageScales(req, task, beta, std::min(beta + kScaleStashBlocks, block_end), max_vis, s);
+        }
         ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, dot_pairs, s);
       }
     }
@@ -297,18 +307,20 @@ class TaskRunner {
     return rows;
   }
 
-  // Asks for the cache lines of `n` int8 scales from element `first`, `step` apart: every line of their span
-  // when they are less than a line apart (each line then holds one), else a line per scale.
-  void PrefetchScales(int64_t first, int64_t step, int64_t n) const {
-    if (n <= 0) return;
-    constexpr uintptr_t kLine = 64;
-    if (step * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(kLine)) {
-      // From the line of the first scale (not its address: stepping from there could skip the last line).
-      const uintptr_t begin = reinterpret_cast<uintptr_t>(p_.scale + first) & ~(kLine - 1);
-      const uintptr_t end = reinterpret_cast<uintptr_t>(p_.scale + first + (n - 1) * step + 1);
-      for (uintptr_t at = begin; at < end; at += kLine) __builtin_prefetch(reinterpret_cast<const void *>(at), 0, 3);
-    } else {
-      for (int64_t i = 0; i < n; ++i) __builtin_prefetch(p_.scale + first + i * step, 0, 3);
+  // Copies the int8 scales of blocks [begin, end) (at most kScaleStashBlocks) into the stash, P apart: only those
+  // of keys the task can see, as the blocks' own reads took them (a packed TND scale ends with its last key).
+  void StageScales(const Request &req, const Task &task, int64_t begin, int64_t end, int64_t max_vis, Scratch *s) const {
+    for (int64_t beta = begin; beta < end; ++beta) {
+      int64_t key0, key_step, scale0, scale_step;
+      BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
+      const int64_t n = std::min(P_, max_vis - beta * P_);
+      const float *from = p_.scale + scale0;
+      float *to = s->scale_stash.data() + (beta - begin) * P_;
+      if (scale_step == 1) {
+        std::copy(from, from + n, to);
+      } else {
+        for (int64_t i = 0; i < n; ++i) to[i] = from[i * scale_step];
+      }
     }
   }
 
@@ -316,7 +328,9 @@ class TaskRunner {
                   int64_t ldq, bool pairs, bool dot_pairs, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
-    const float *scale = p_.scale != nullptr ? s->scale.data() : nullptr;
+    // The block's int8 scales, staged by StageScales at the task's first block and every kScaleStashBlocks after.
+    const float *block_scale =
+        p_.scale != nullptr ? s->scale_stash.data() + (beta - task.col_begin) % kScaleStashBlocks * P_ : nullptr;
     std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
     std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
     int64_t key0, key_step, scale0, scale_step;
@@ -340,18 +354,13 @@ class TaskRunner {
       BlockKeys(req, task, beta + 1, &next_key0, &next_step, &next_scale0, &next_scale_step);
       const int64_t next_keys = std::min(P_, max_vis - first_key - P_);
       next = BlockRows(next_key0, next_step, 0, std::min(lead, next_keys));
-      // The next block's int8 scales, read with its first keys: on their own page, they missed every cache line
-      // (11 % of int8-key decode, perf, AVX2, C++ harness).
-      if (scale != nullptr) PrefetchScales(next_scale0, next_scale_step, next_keys);
     }
     KeyPrefetch stream =
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
-      for (int64_t i = 0; i < n; ++i) {
-        s->key_off[i] = key0 + (c0 + i) * key_step;
-        if (scale != nullptr) s->scale[i] = p_.scale[scale0 + (c0 + i) * scale_step];
-      }
+      for (int64_t i = 0; i < n; ++i) s->key_off[i] = key0 + (c0 + i) * key_step;
+      const float *scale = block_scale != nullptr ? block_scale + c0 : nullptr;
       SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot && dot_pairs) {
         isa_.bf16_dot_max(p_.key_dtype, s->qd.data(), s->q_rows.data(), rows, D_, p_.key, s->key_off.data(), n, scale,
