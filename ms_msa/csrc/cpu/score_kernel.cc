@@ -44,9 +44,10 @@ constexpr int64_t kDecodeAheadLeadKeys = kDecodeAheadKeys + 128;
 // int8 scales are copied this many blocks at a time (StageScales). A block's scales sit on their own page, away
 // from its keys. Copied at the start of each block, the copy's first load stalled every time (8 % of int8-key
 // decode from memory in perf, Zen 3), and asking for them one or more blocks ahead did not help (prefetches, even a
-// real load a block ahead). Copied 16 blocks at a time, their misses overlap: int8-key decode 8x1@32k, two threads,
-// from memory, 0.97-0.99x the time with bf16 queries, level with fp16 (C++ harness, interleaved runs; 4, 16 and
-// 64 blocks alike). Left: with no scale read at all that row ran 0.91-0.93x, a cost not yet explained.
+// real load a block ahead). Asked for and copied 16 blocks at a time, their misses overlap: int8-key decode 8x1@32k,
+// two threads, from memory, 0.94-0.96x the time (C++ harness, interleaved runs; 4, 16 and 64 blocks measured alike
+// without the up-front prefetch). With no scale read at all (a wrong kernel, measured for the bound) it ran
+// 0.91-0.93x.
 constexpr int64_t kScaleStashBlocks = 16;
 // A task never owns fewer blocks than this (unless the row has fewer), so decode work still splits
 // across threads without tasks becoming too small to amortise their set-up.
@@ -308,18 +309,30 @@ class TaskRunner {
   }
 
   // Copies the int8 scales of blocks [begin, end) (at most kScaleStashBlocks) into the stash, P apart: only those
-  // of keys the task can see, as the blocks' own reads took them (a packed TND scale ends with its last key).
+  // of keys the task can see, as the blocks' own reads took them (a packed TND scale ends with its last key). Every
+  // line is asked for before the first is copied, so all of their misses are in flight at once (copying straight
+  // away overlapped only the few blocks the out-of-order window holds: 0.97x the time of int8-key decode with it).
   void StageScales(const Request &req, const Task &task, int64_t begin, int64_t end, int64_t max_vis, Scratch *s) const {
+    int64_t first[kScaleStashBlocks], step[kScaleStashBlocks], count[kScaleStashBlocks];
     for (int64_t beta = begin; beta < end; ++beta) {
-      int64_t key0, key_step, scale0, scale_step;
-      BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
-      const int64_t n = std::min(P_, max_vis - beta * P_);
-      const float *from = p_.scale + scale0;
-      float *to = s->scale_stash.data() + (beta - begin) * P_;
-      if (scale_step == 1) {
-        std::copy(from, from + n, to);
+      const int64_t i = beta - begin;
+      int64_t key0, key_step;
+      BlockKeys(req, task, beta, &key0, &key_step, &first[i], &step[i]);
+      count[i] = std::min(P_, max_vis - beta * P_);
+      // Contiguous scales: one address per 64 bytes and the last one touch every line of the span.
+      constexpr int64_t kPerLine = 64 / sizeof(float);
+      for (int64_t n = 0; n < count[i]; n += step[i] == 1 ? kPerLine : 1) {
+        __builtin_prefetch(p_.scale + first[i] + n * step[i], 0, 3);
+      }
+      __builtin_prefetch(p_.scale + first[i] + (count[i] - 1) * step[i], 0, 3);
+    }
+    for (int64_t i = 0; i < end - begin; ++i) {
+      const float *from = p_.scale + first[i];
+      float *to = s->scale_stash.data() + i * P_;
+      if (step[i] == 1) {
+        std::copy(from, from + count[i], to);
       } else {
-        for (int64_t i = 0; i < n; ++i) to[i] = from[i * scale_step];
+        for (int64_t n = 0; n < count[i]; ++n) to[n] = from[n * step[i]];
       }
     }
   }
