@@ -45,7 +45,7 @@ constexpr int64_t kDecodeAheadLeadKeys = kDecodeAheadKeys + 128;
 // from its keys. Copied at the start of each block, the copy's first load stalled every time (8 % of int8-key
 // decode from memory in perf, Zen 3), and asking for them one or more blocks ahead did not help (prefetches, even a
 // real load a block ahead). Asked for and copied 16 blocks at a time, their misses overlap: int8-key decode 8x1@32k,
-// two threads, from memory, 0.94-0.96x the time (C++ harness, interleaved runs; 4, 16 and 64 blocks measured alike
+// two threads, from memory, 0.92-0.95x the time (C++ harness, interleaved runs; 4, 16 and 64 blocks measured alike
 // without the up-front prefetch). With no scale read at all (a wrong kernel, measured for the bound) it ran
 // 0.91-0.93x.
 constexpr int64_t kScaleStashBlocks = 16;
@@ -310,8 +310,8 @@ class TaskRunner {
 
   // Copies the int8 scales of blocks [begin, end) (at most kScaleStashBlocks) into the stash, P apart: only those
   // of keys the task can see, as the blocks' own reads took them (a packed TND scale ends with its last key). Every
-  // line is asked for before the first is copied, so all of their misses are in flight at once (copying straight
-  // away overlapped only the few blocks the out-of-order window holds: 0.97x the time of int8-key decode with it).
+  // line is asked for before the first is copied, so all of their misses are in flight at once (copied straight
+  // away, only the few blocks the out-of-order window holds overlapped: asking first took int8-key decode to 0.97x).
   void StageScales(const Request &req, const Task &task, int64_t begin, int64_t end, int64_t max_vis, Scratch *s) const {
     int64_t first[kScaleStashBlocks], step[kScaleStashBlocks], count[kScaleStashBlocks];
     for (int64_t beta = begin; beta < end; ++beta) {
