@@ -194,10 +194,13 @@ class TaskRunner {
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
-        if (p_.scale != nullptr && (beta - task.col_begin) % kScaleStashBlocks == 0) {
+        // The block's int8 scales: staged at the task's first block and every kScaleStashBlocks after.
+        const int64_t slot = (beta - task.col_begin) % kScaleStashBlocks;
+        if (p_.scale != nullptr && slot == 0) {
           StageScales(req, task, beta, std::min(beta + kScaleStashBlocks, block_end), max_vis, s);
         }
-        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, dot_pairs, s);
+        const float *block_scale = p_.scale != nullptr ? s->scale_stash.data() + slot * P_ : nullptr;
+        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, dot_pairs, block_scale, s);
       }
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r], s->out_row[r]);
@@ -287,15 +290,19 @@ class TaskRunner {
     }
   }
 
-  // Where block beta's keys are: every layout is affine in n inside a block (key_addressing.h), so two
-  // look-ups give the first key and the step (element offsets; the same for the int8 scales).
-  void BlockKeys(const Request &req, const Task &task, int64_t beta, int64_t *key0, int64_t *key_step,
-                 int64_t *scale0, int64_t *scale_step) const {
+  // Where block beta's keys and int8 scales are (element offsets of the first, and the step from one to the next).
+  struct BlockAddress {
+    int64_t key0, key_step, scale0, scale_step;
+  };
+  // Every layout is affine in n inside a block (key_addressing.h), so two look-ups give it.
+  BlockAddress BlockKeys(const Request &req, const Task &task, int64_t beta) const {
+    BlockAddress at;
     int64_t key1, scale1;
-    KeyOffsets(req, task, beta, 0, key0, scale0);
+    KeyOffsets(req, task, beta, 0, &at.key0, &at.scale0);
     KeyOffsets(req, task, beta, 1, &key1, &scale1);
-    *key_step = key1 - *key0;
-    *scale_step = scale1 - *scale0;
+    at.key_step = key1 - at.key0;
+    at.scale_step = scale1 - at.scale0;
+    return at;
   }
 
   // Rows [begin, end) of the block whose first key and step are key0 / key_step, for a prefetch stream.
@@ -316,8 +323,9 @@ class TaskRunner {
     int64_t first[kScaleStashBlocks], step[kScaleStashBlocks], count[kScaleStashBlocks];
     for (int64_t beta = begin; beta < end; ++beta) {
       const int64_t i = beta - begin;
-      int64_t key0, key_step;
-      BlockKeys(req, task, beta, &key0, &key_step, &first[i], &step[i]);
+      const BlockAddress at = BlockKeys(req, task, beta);
+      first[i] = at.scale0;
+      step[i] = at.scale_step;
       count[i] = std::min(P_, max_vis - beta * P_);
       // Contiguous scales: one address per 64 bytes and the last one touch every line of the span.
       constexpr int64_t kPerLine = 64 / sizeof(float);
@@ -337,17 +345,15 @@ class TaskRunner {
     }
   }
 
+  // Block beta for the task's rows, into their output column beta. block_scale: the block's int8 scales, or null.
   void ScoreBlock(const Request &req, const Task &task, int64_t beta, bool has_next, int64_t max_vis, int64_t rows,
-                  int64_t ldq, bool pairs, bool dot_pairs, Scratch *s) const {
+                  int64_t ldq, bool pairs, bool dot_pairs, const float *block_scale, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
-    // The block's int8 scales, staged by StageScales at the task's first block and every kScaleStashBlocks after.
-    const float *block_scale =
-        p_.scale != nullptr ? s->scale_stash.data() + (beta - task.col_begin) % kScaleStashBlocks * P_ : nullptr;
     std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
     std::fill(s->run_nan.begin(), s->run_nan.begin() + ldq, 0);
-    int64_t key0, key_step, scale0, scale_step;
-    BlockKeys(req, task, beta, &key0, &key_step, &scale0, &scale_step);
+    const BlockAddress at = BlockKeys(req, task, beta);
+    const int64_t key0 = at.key0, key_step = at.key_step;
     // Few rows, and bf16 pairs, read the keys in place (int8 keys on the pair path: widened to bf16 first), a
     // whole block per call; the fp32 path decodes pieces that stay in cache.
     const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
@@ -363,10 +369,9 @@ class TaskRunner {
     // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
     KeyPrefetch::Rows next;
     if (has_next) {
-      int64_t next_key0, next_step, next_scale0, next_scale_step;
-      BlockKeys(req, task, beta + 1, &next_key0, &next_step, &next_scale0, &next_scale_step);
+      const BlockAddress after = BlockKeys(req, task, beta + 1);
       const int64_t next_keys = std::min(P_, max_vis - first_key - P_);
-      next = BlockRows(next_key0, next_step, 0, std::min(lead, next_keys));
+      next = BlockRows(after.key0, after.key_step, 0, std::min(lead, next_keys));
     }
     KeyPrefetch stream =
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
