@@ -1,6 +1,6 @@
 """MindSpore's single-thread host dispatch (MS_DEV_HOST_BLOCKING_RUN=1), the setting the README recommends for
-CPU inference: the Python thread runs the graph itself instead of handing it to MindSpore's backend queue and
-spin-waiting for it, which on a 2-core machine takes a core from the kernel's threads. The case matrix and the
+PyNative inference on CPU: the Python thread runs each call itself instead of handing it to MindSpore's backend
+queue and spin-waiting for it, which on a 2-core machine takes a core from the kernel's threads. The case matrix and the
 errors must be the same under it, in PyNative and GRAPH_MODE. MindSpore reads the variable once per process,
 so each setting runs in a child process (host_blocking_child.py)."""
 import json
@@ -45,8 +45,8 @@ def test_errors_under_blocking_dispatch(blocking, mode):
 
 
 def test_setting_takes_effect(blocking):
-    """Under the setting, GRAPH_MODE runs without MindSpore's backend queue thread; under the default it has one
-    (the control: the check can fail)."""
+    """Under the setting, the child ran both modes without MindSpore's backend queue thread; under the default
+    it has one (the control: the check can fail)."""
     assert "backend_queue" not in blocking["threads"], blocking["threads"]
     default = _child(blocking=False)
     assert "backend_queue" in default["threads"], default["threads"]
