@@ -7,7 +7,10 @@ fp32 FMA peak per instruction set on one core and all, copy bandwidth, the best 
 same FLOPs), and again beside every row: a copy and a short multiply-add sample before each timed fused run
 (roofline.BesideSamples; the targets' ratios are taken against the best of those). Each row gets its roofline,
 min(FMA peak, flop per key byte x copy bandwidth), and fused / roofline, against both. Each peer is first
-checked against the reference (SPEC §6). Then the fixed cost of a call (tiny decode, GRAPH_MODE and PyNative). Writes a table, a JSON under benchmarks/results/ and a PNG.
+checked against the reference (SPEC §6). The fused rows also keep each run's time inside the kernel library and
+the same calls timed back to back (no sample between them), both shown against the beside roofline, not targets.
+Then the fixed cost of a call (tiny decode, GRAPH_MODE and PyNative). Writes a table, a JSON under
+benchmarks/results/ and a PNG.
 """
 import argparse
 import datetime
