@@ -31,15 +31,12 @@ MODES = ("PyNative", "GRAPH_MODE")
 def child(args):
     """One process, one setting: prints a JSON line {case: {mode: {times_s, mismatches, kernel_s}}}."""
     os.environ[HOST_BLOCKING_RUN] = SETTINGS[args.setting]   # before MindSpore's first dispatch, which reads it
-    import ctypes  # pylint: disable=import-outside-toplevel
     import mindspore as ms  # pylint: disable=import-outside-toplevel
     sys.path.insert(0, ROOT)
     from benchmarks import shapes  # pylint: disable=import-outside-toplevel
     from ms_msa import MsaIndexScore, _lib  # pylint: disable=import-outside-toplevel
     from ms_msa.testing import cases, numeric  # pylint: disable=import-outside-toplevel
 
-    lib = ctypes.CDLL(_lib.library_path())
-    lib.MsaCpuLastLaunchNanos.restype = ctypes.c_int64
     rows = [shapes.m3_case("tiny-decode-1x1@128", [1], [128], args.dtype)]
     rows += [c for _, c in shapes.benchmark_cases((args.dtype,))]
     out = {}
@@ -57,7 +54,7 @@ def child(args):
                 t0 = time.perf_counter()
                 cell(*call).asnumpy()
                 times.append(time.perf_counter() - t0)
-                kernel.append(lib.MsaCpuLastLaunchNanos() / 1e9)
+                kernel.append(_lib.last_launch_seconds())
             out[case.name][mode] = {"times_s": times, "kernel_s": kernel,
                                     "mismatches": int(numeric.mismatches(got, ref, case.fill_value).sum())}
     print(json.dumps(out))

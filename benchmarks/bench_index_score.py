@@ -81,20 +81,6 @@ def time_runs(run, to_numpy, runs, before=None, after=None):
     return times
 
 
-_kernel_clock = None
-
-
-def kernel_library_seconds():
-    """Seconds the last MsaIndexScore launch spent inside ms_msa's CPU library (attributes, checks, the work),
-    as the library timed it: what the call took beyond it is MindSpore's and Python's part of the call."""
-    global _kernel_clock
-    if _kernel_clock is None:
-        import ctypes  # pylint: disable=import-outside-toplevel
-        _kernel_clock = ctypes.CDLL(_lib.library_path()).MsaCpuLastLaunchNanos
-        _kernel_clock.restype = ctypes.c_int64
-    return _kernel_clock() / 1e9
-
-
 def make_fused_one_thread(inputs, case):
     """The fused kernel on one thread (MS_MSA_NUM_THREADS is read at every launch)."""
     run, to_numpy = peers.make_fused(inputs, case)
@@ -132,7 +118,7 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
             out = to_numpy(run())  # the first call compiles / allocates: measured for memory
         bad = int(numeric.mismatches(out, ref, case.fill_value).sum())
         kernel = []   # the fused peers: each run's time inside the kernel library
-        record = (lambda: kernel.append(kernel_library_seconds())) if name in ("ms_msa fused", FUSED_1T) else None
+        record = (lambda: kernel.append(_lib.last_launch_seconds())) if name in ("ms_msa fused", FUSED_1T) else None
         times = time_runs(run, to_numpy, runs, before=beside.sample if name == "ms_msa fused" else None,
                           after=record)
         rows.append({"peer": name, "median_s": float(np.median(times)), "min_s": min(times), "max_s": max(times),
@@ -145,7 +131,7 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
             # the next call slower (README, Zen 4). Shown, not a target.
             kernel = []
             to_numpy(run())
-            times = time_runs(run, to_numpy, runs, after=lambda: kernel.append(kernel_library_seconds()))
+            times = time_runs(run, to_numpy, runs, after=lambda: kernel.append(_lib.last_launch_seconds()))
             rows[-1].update({"back_to_back_times_s": times, "back_to_back_median_s": float(np.median(times)),
                              "back_to_back_kernel_library_median_s": float(np.median(kernel))})
     if kind == "decode" and case.int8_key:
@@ -390,7 +376,7 @@ def fixed_call_cost(mode, calls=300):
 
     def timed_call():
         out = to_numpy(run())
-        kernel_s.append(kernel_library_seconds())
+        kernel_s.append(_lib.last_launch_seconds())
         return out
 
     call = time_runs(lambda: timed_call(), lambda out: out, calls)

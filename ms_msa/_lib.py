@@ -45,6 +45,7 @@ def library():
             lib.MsaConstant.argtypes = [ctypes.c_char_p]
             lib.MsaConstant.restype = ctypes.c_int64
             lib.MsaLastKernelError.argtypes = [ctypes.c_char_p, ctypes.c_int]
+            lib.MsaCpuLastLaunchNanos.restype = ctypes.c_int64
             _lib = lib
         return _lib
 
@@ -119,6 +120,12 @@ def last_kernel_error():
     msg = ctypes.create_string_buffer(_MSG_CAP)
     library().MsaLastKernelError(msg, _MSG_CAP)
     return msg.value.decode(errors="replace")
+
+
+def last_launch_seconds():
+    """Seconds the last MsaIndexScore launch spent inside the CPU library (attributes, checks, the work), by the
+    library's own clock (for the benchmarks: what a call took beyond it is MindSpore's and Python's part)."""
+    return library().MsaCpuLastLaunchNanos() / 1e9
 
 
 def cpu_isas():
