@@ -81,6 +81,13 @@ def time_runs(run, to_numpy, runs, before=None, after=None):
     return times
 
 
+def time_fused(run, to_numpy, runs, before=None):
+    """time_runs for ms_msa's fused kernel: (seconds of each call, seconds of each inside the kernel library)."""
+    kernel = []
+    times = time_runs(run, to_numpy, runs, before=before, after=lambda: kernel.append(_lib.last_launch_seconds()))
+    return times, kernel
+
+
 def make_fused_one_thread(inputs, case):
     """The fused kernel on one thread (MS_MSA_NUM_THREADS is read at every launch)."""
     run, to_numpy = peers.make_fused(inputs, case)
@@ -117,10 +124,11 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
         with PeakRss() as mem:
             out = to_numpy(run())  # the first call compiles / allocates: measured for memory
         bad = int(numeric.mismatches(out, ref, case.fill_value).sum())
-        kernel = []   # the fused peers: each run's time inside the kernel library
-        record = (lambda: kernel.append(_lib.last_launch_seconds())) if name in ("ms_msa fused", FUSED_1T) else None
-        times = time_runs(run, to_numpy, runs, before=beside.sample if name == "ms_msa fused" else None,
-                          after=record)
+        kernel = None   # the fused peers: each run's time inside the kernel library
+        if name in ("ms_msa fused", FUSED_1T):
+            times, kernel = time_fused(run, to_numpy, runs, before=beside.sample if name == "ms_msa fused" else None)
+        else:
+            times = time_runs(run, to_numpy, runs)
         rows.append({"peer": name, "median_s": float(np.median(times)), "min_s": min(times), "max_s": max(times),
                      "runs": runs, "times_s": times, "peak_extra_mb": mem.extra_mb, "mismatches": bad})
         if kernel:
@@ -129,9 +137,8 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
             # The same calls back to back, as a serving loop makes them: the calls above each follow the beside
             # samples, a pause of well over 10 ms for the kernel's and MindSpore's threads, after which this VM runs
             # the next call slower (README, Zen 4). Shown, not a target.
-            kernel = []
             to_numpy(run())
-            times = time_runs(run, to_numpy, runs, after=lambda: kernel.append(_lib.last_launch_seconds()))
+            times, kernel = time_fused(run, to_numpy, runs)
             rows[-1].update({"back_to_back_times_s": times, "back_to_back_median_s": float(np.median(times)),
                              "back_to_back_kernel_library_median_s": float(np.median(kernel))})
     if kind == "decode" and case.int8_key:
@@ -372,14 +379,7 @@ def fixed_call_cost(mode, calls=300):
     case = shapes.m3_case("tiny-decode-1x1@128", [1], [128], "bfloat16")
     inputs = case_lib.build_inputs(case, seed=7)
     run, to_numpy = peers.make_fused(inputs, case)
-    kernel_s = []
-
-    def timed_call():
-        out = to_numpy(run())
-        kernel_s.append(_lib.last_launch_seconds())
-        return out
-
-    call = time_runs(lambda: timed_call(), lambda out: out, calls)
+    call, kernel_s = time_fused(run, to_numpy, calls)
     noop = ops.Custom(f"{roofline.native()._name}:MsaBenchNoopAot", out_shape=lambda *s: s[0],
                       out_dtype=lambda *d: d[0], func_type="aot")
 
@@ -400,9 +400,9 @@ def fixed_call_cost(mode, calls=300):
     return {"mode": "GRAPH_MODE" if mode == ms.GRAPH_MODE else "PyNative", "call_us": float(np.median(call)) * 1e6,
             "kernel_library_us": float(np.median(kernel_s[1:])) * 1e6,
             "mindspore_noop_custom_us": float(np.median(floor)) * 1e6,
-            "call_after_stream_us": _after(timed_call, calls // 4, _stream(STREAM_MB)),
+            "call_after_stream_us": _after(lambda: to_numpy(run()), calls // 4, _stream(STREAM_MB)),
             "noop_after_stream_us": _after(lambda: cell(*args).asnumpy(), calls // 4, _stream(STREAM_MB)),
-            "call_after_sleep_us": _after(timed_call, calls // 4, lambda: time.sleep(SLEEP_S)),
+            "call_after_sleep_us": _after(lambda: to_numpy(run()), calls // 4, lambda: time.sleep(SLEEP_S)),
             "noop_after_sleep_us": _after(lambda: cell(*args).asnumpy(), calls // 4, lambda: time.sleep(SLEEP_S))}
 
 
