@@ -130,12 +130,15 @@ class BesideSamples:
         self.dst = np.zeros_like(self.src)              # both written once: their pages are in before any sample
         self.copy, self.fma = [], {name: [] for name in self.names}
 
-    def sample(self):
+    def sample(self, keep=True):
+        """One sample; keep=False runs the same work without recording it (the pause a sample makes, elsewhere)."""
         lib = native()
-        self.copy.append(lib.MsaBenchCopyOnceGbps(self.dst.ctypes.data, self.src.ctypes.data, self.COPY_BYTES,
-                                                  self.threads))
-        for name in self.names:
-            self.fma[name].append(lib.MsaBenchFmaGflops(name.encode(), self.threads, self.FMA_SECONDS, 1))
+        copy = lib.MsaBenchCopyOnceGbps(self.dst.ctypes.data, self.src.ctypes.data, self.COPY_BYTES, self.threads)
+        fma = {name: lib.MsaBenchFmaGflops(name.encode(), self.threads, self.FMA_SECONDS, 1) for name in self.names}
+        if keep:
+            self.copy.append(copy)
+            for name in self.names:
+                self.fma[name].append(fma[name])
 
     def best(self):
         """{"copy_gbps": best copy sample, "fma_gflops": {name: best sample}, "samples": n, and every sample}: the
