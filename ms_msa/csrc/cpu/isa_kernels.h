@@ -27,8 +27,9 @@ using DecodeFn = void (*)(DType dtype, const void *base, int64_t offset, int64_t
 // rows rows of d elements at element offsets off[0..rows) of base, into dst (rows x d fp32, row-major).
 using DecodeRowsFn = void (*)(DType dtype, const void *base, const int64_t *off, int64_t rows, int64_t d, float *dst);
 
-// The key rows a kernel reads next, asked for one cache line per step of its inner loop and never more
-// than a lead of keys ahead of the keys it computes: this block's rows from the lead on, then the next
+// The key rows a kernel reads next, asked for a cache line per Step() (a few per group of its inner loop's steps,
+// about as many as the group consumes) and never more than a lead of keys ahead of the keys it computes: this
+// block's rows from the lead on, then the next
 // block's first rows. The first touch of a block otherwise waits on memory with the multiply-adds idle
 // (measured: half of speculative decode's time). A burst of prefetches does not help, since a core holds
 // only a few dozen outstanding misses and stalls on them as on loads; pacing by keys spreads the stream
