@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "../common/msa_config.h"
+#include "key_addressing.h"
 
 namespace msa {
 namespace cpu {
@@ -29,11 +30,10 @@ using DecodeRowsFn = void (*)(DType dtype, const void *base, const int64_t *off,
 
 // The key rows a kernel reads next, asked for a cache line per Step() (a few per group of its inner loop's steps,
 // about as many as the group consumes) and never more than a lead of keys ahead of the keys it computes: this
-// block's rows from the lead on, then the next
-// block's first rows. The first touch of a block otherwise waits on memory with the multiply-adds idle
-// (measured: half of speculative decode's time). A burst of prefetches does not help, since a core holds
-// only a few dozen outstanding misses and stalls on them as on loads; pacing by keys spreads the stream
-// over the work.
+// block's rows from the lead on, then the next block's first rows. The first touch of a block otherwise waits on
+// memory with the multiply-adds idle (measured: half of speculative decode's time). A burst of prefetches does not
+// help, since a core holds only a few dozen outstanding misses and stalls on them as on loads; pacing by keys
+// spreads the stream over the work.
 struct KeyPrefetch {
   struct Rows {
     const char *first = nullptr;

@@ -31,7 +31,7 @@ inline KeyLocation PackedKey(int64_t key_row0, int64_t beta, int64_t n, int64_t 
 }
 
 // Bytes of one key element.
-inline int64_t KeyElementBytes(DType dtype) {
+constexpr int64_t KeyElementBytes(DType dtype) {
   switch (dtype) {
     case DType::kFloat32: return 4;
     case DType::kFloat16:
