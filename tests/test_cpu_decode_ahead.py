@@ -2,7 +2,10 @@
 while the tile before computes, between its multiply-adds) against the reference on every kernel set, in
 PyNative and GRAPH_MODE: 12 and 16 rows per task (8 rows, and the sets without AVX-512, decode a chunk first:
 the same cases on that path), every key dtype it reads, blocks whose visible keys end inside the first tile, on a
-tile boundary and inside a later tile, and the same bits for any thread count."""
+tile boundary and inside a later tile, and the same bits for any thread count. Requests of several blocks also
+check the hand-over between blocks (a block's last tile decodes the next block's first: the wrong half of the
+buffer, a hand-over kept from the task before, or the next block's keys read from this block each fail these
+tests)."""
 import math
 
 import numpy as np

@@ -116,6 +116,9 @@ struct Scratch {
   LineVector<uint16_t> keys_bf16;  // P x D: a block of int8 keys widened to bf16 (the bf16 pair path only)
   std::vector<float> scale_stash;  // kScaleStashBlocks x P: the int8 scales of the task's next blocks
   std::vector<int64_t> key_off;  // max(kKeyChunk, P)
+  // Decode ahead: the next block's first keys, and which half of `keys` holds a block's first tile already.
+  int64_t next_key_off[kDecodeAheadKeys];
+  DecodeCarry carry;
   // Per task row (a token x a query head): the end of the keys it sees, and its output row. Looked up per block
   // and per key chunk, so kept by row rather than recomputed by a division (at 64 rows, the divisions by the
   // group size were about 5 % of AVX2 prefill: perf, C++ harness).
@@ -193,6 +196,7 @@ class TaskRunner {
       const bool dot_pairs = dot_pair_path() && rows <= kDotRows && !LoadQueryRowsBf16(req, task, rows, s);
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
       LoadQueries(req, task, rows, ldq, s);
+      s->carry.half = -1;  // `keys` holds nothing of this task yet
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
         // The block's int8 scales: staged at the task's first block and every kScaleStashBlocks after.
         const int64_t slot = (beta - task.col_begin) % kScaleStashBlocks;
@@ -368,10 +372,16 @@ class TaskRunner {
                          : decode_ahead ? kDecodeAheadLeadKeys : kKeyChunk;
     // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
     KeyPrefetch::Rows next;
+    s->carry.next_n = 0;
     if (has_next) {
       const BlockAddress after = BlockKeys(req, task, beta + 1);
       const int64_t next_keys = std::min(P_, max_vis - first_key - P_);
       next = BlockRows(after.key0, after.key_step, 0, std::min(lead, next_keys));
+      if (decode_ahead) {  // the next block's first tile, for this block's last (DecodeCarry)
+        s->carry.next_n = std::min(kDecodeAheadKeys, next_keys);
+        for (int64_t i = 0; i < s->carry.next_n; ++i) s->next_key_off[i] = after.key0 + i * after.key_step;
+        s->carry.next_off = s->next_key_off;
+      }
     }
     KeyPrefetch stream =
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
@@ -398,7 +408,7 @@ class TaskRunner {
                             s->run_max.data(), s->run_nan.data(), &stream);
       } else if (decode_ahead) {
         isa_.decode_block_max(p_.key_dtype, s->qt.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(),
-                              s->run_max.data(), s->run_nan.data(), &stream, s->keys.data());
+                              s->run_max.data(), s->run_nan.data(), &stream, s->keys.data(), &s->carry);
       } else {
         isa_.decode_rows(p_.key_dtype, p_.key, s->key_off.data(), n, D_, s->keys.data());
         stream.key0 = c0;
