@@ -297,6 +297,10 @@ class TaskRunner {
   // Where block beta's keys and int8 scales are (element offsets of the first, and the step from one to the next).
   struct BlockAddress {
     int64_t key0, key_step, scale0, scale_step;
+    // Element offsets of keys [first, first + n) of the block.
+    void KeyOffsets(int64_t first, int64_t n, int64_t *off) const {
+      for (int64_t i = 0; i < n; ++i) off[i] = key0 + (first + i) * key_step;
+    }
   };
   // Every layout is affine in n inside a block (key_addressing.h), so two look-ups give it.
   BlockAddress BlockKeys(const Request &req, const Task &task, int64_t beta) const {
@@ -379,7 +383,7 @@ class TaskRunner {
       next = BlockRows(after.key0, after.key_step, 0, std::min(lead, next_keys));
       if (decode_ahead) {  // the next block's first tile, for this block's last (DecodeCarry)
         s->carry.next_n = std::min(kDecodeAheadKeys, next_keys);
-        for (int64_t i = 0; i < s->carry.next_n; ++i) s->next_key_off[i] = after.key0 + i * after.key_step;
+        after.KeyOffsets(0, s->carry.next_n, s->next_key_off);
         s->carry.next_off = s->next_key_off;
       }
     }
@@ -387,7 +391,7 @@ class TaskRunner {
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
-      for (int64_t i = 0; i < n; ++i) s->key_off[i] = key0 + (c0 + i) * key_step;
+      at.KeyOffsets(c0, n, s->key_off.data());
       const float *scale = block_scale != nullptr ? block_scale + c0 : nullptr;
       SetLimits(first_key, c0, n, rows, ldq, s);
       if (dot && dot_pairs) {
