@@ -52,9 +52,18 @@ def normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, 
         "local_window": _str("local_window", local_window).lower(),
         "fill_value": fill,
         "block_size": _int("block_size", block_size),
-        "max_kv_blocks": _int("max_kv_blocks", max_kv_blocks, allow_none=True),
+        "max_kv_blocks": _max_kv_blocks(max_kv_blocks),
         "scale_layout": _scale_layout(_str("scale_layout", scale_layout)),
     }
+
+
+def _max_kv_blocks(value):
+    # The C++ rules and the kernel's attributes carry None as -1, so a negative width is refused here, while
+    # it can still be told apart from None (the C++ rule words it the same way for its own callers).
+    value = _int("max_kv_blocks", value, allow_none=True)
+    if value is not None and value < 0:
+        raise ValueError(f"MsaIndexScore: 'max_kv_blocks' must be >= 0 or None, got {value}")
+    return value
 
 
 def _scale_layout(text):

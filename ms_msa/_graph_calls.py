@@ -9,7 +9,7 @@ find the same graph; `CompiledCalls` remembers that graph's phase and runs it th
 inference shortcut does (`Cell._predict`, used for the "prefill" / "increment" phases of its LLM serving).
 
 Anything else goes through `Cell.__call__` as before: the first call of a signature, kwargs that do not
-bind, arguments that are not Tensors or None (their values can be part of the graph), Parameters, const or
+bind, arguments that are not Tensors or None (which the Cell then rejects), Parameters, const or
 mutable Tensors, PyNative, MS_JIT=0, and MS_DEV_PRECOMPILE_ONLY=1 or a parameter-server scheduler (which run
 no graph). These are MindSpore 2.10's executor internals; where they are missing every call takes
 `Cell.__call__`.

@@ -58,7 +58,8 @@ class MsaIndexScore(nn.Cell):
         RoundUp(max_kv_blocks or ceil(T2 / block_size), 16) (TND), at least 16.
 
     Raises:
-        TypeError: a wrong dtype (query, key, scale, index tensors, atten_mask) or attribute type.
+        TypeError: an input that is neither a Tensor nor None, a wrong dtype (query, key, scale, index
+            tensors, atten_mask) or attribute type.
         ValueError: a rule of SPEC §5 on shapes or attributes, before the kernel runs; on CPU also a
             rule on tensor contents (lengths, block table), found by the kernel before it reads anything.
         RuntimeError: MindSpore could not run the op (e.g. the output cannot be allocated).
@@ -105,6 +106,7 @@ class MsaIndexScore(nn.Cell):
 
     def construct(self, query, key, start_loc=None, block_table=None, scale=None, atten_mask=None,
                   actual_seq_qlen=None, actual_seq_klen=None):
+        _check_tensor_inputs(query, key, start_loc, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen)
         return self.score_op(query, key, block_table, scale, atten_mask, actual_seq_qlen, actual_seq_klen,
                              start_loc)
 
@@ -185,6 +187,19 @@ _mode = getattr(context, "_get_mode", None) or (lambda: context.get_context("mod
 
 # construct's parameters after self, in order (what a direct PyNative call binds positional arguments to).
 _CALL_NAMES = tuple(inspect.signature(MsaIndexScore.construct).parameters)[1:]
+
+
+def _check_tensor_inputs(*args):
+    """TypeError for an argument (in construct's order) that is neither a Tensor nor None.
+
+    MindSpore lists only tensors to the C++ infer-shape of an AOT Custom, without their count, so a list or
+    numpy array given for a tensor would shift every later input's shape and send that infer past the end
+    of its arrays. In GRAPH_MODE this folds while compiling (also inside a user's Cell); in PyNative it is
+    a loop over eight arguments, on the calls that Cell.__call__ serves.
+    """
+    for name, value in zip(_CALL_NAMES, args):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"MsaIndexScore: '{name}' must be a mindspore Tensor or None, got {type(value).__name__}")
 
 
 def translate_kernel_error(err):

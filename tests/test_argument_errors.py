@@ -64,6 +64,8 @@ def test_rules_rerun_for_new_arguments_only(pynative, monkeypatch):
     ({"layout_key": "TND", "block_size": 2048}, "'block_size'"),
     ({"layout_key": "TND", "block_size": 0}, "'block_size'"),
     ({"layout_key": "TND", "max_kv_blocks": -3}, "'max_kv_blocks'"),
+    ({"layout_key": "TND", "max_kv_blocks": -1}, "'max_kv_blocks' must be >= 0 or None, got -1"),  # None's code
+    ({"layout_key": "BBND", "max_kv_blocks": -1}, "'max_kv_blocks' must be >= 0 or None, got -1"),
     ({"layout_key": "BBND", "max_kv_blocks": 8}, "'max_kv_blocks'"),
     ({"fill_value": 1e39}, "'fill_value'"),
 ])
@@ -297,3 +299,53 @@ def test_atten_mask_accepted_and_not_read(mode):
 @pytest.mark.parametrize("attr", ["init_blocks", "local_blocks"])
 def test_forcing_larger_than_width(attr, mode):
     _expect(ValueError, f"'{attr}' \\(17\\) is larger than the output width 16", {attr: 17})
+
+
+# ---- inputs that are not tensors -------------------------------------------------------------------
+# MindSpore hands an AOT kernel's C++ infer-shape only the tensor inputs, without their count: a list or a numpy
+# array in a tensor's place once shifted every later shape and sent that infer past the end of its arrays (a
+# crash). Each input, each kind of non-tensor, as a keyword and positionally.
+
+def _not_a_tensor(kind, name):
+    # (scale and atten_mask are absent from the valid call; any small array stands in, as only the type is checked)
+    values = valid_args()[name].asnumpy() if name in valid_args() else np.ones((2, 2), np.float32)
+    return {"list": values.tolist(), "tuple": tuple(values.reshape(-1).tolist()), "numpy": values, "int": 3}[kind]
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "numpy", "int"])
+@pytest.mark.parametrize("name", ["query", "key", "start_loc", "block_table", "scale", "atten_mask",
+                                  "actual_seq_qlen", "actual_seq_klen"])
+def test_input_not_a_tensor(name, kind, mode):
+    value = _not_a_tensor(kind, name)
+    _expect(TypeError, f"'{name}' must be a mindspore Tensor or None, got {type(value).__name__}", **{name: value})
+
+
+def test_input_not_a_tensor_positional_then_valid(mode):
+    """Positional arguments take the same check, and the Cell still runs a valid call afterwards."""
+    args = valid_args()
+    cell = MsaIndexScore(block_size=P)
+    order = ["query", "key", "start_loc", "block_table", "scale", "atten_mask", "actual_seq_qlen", "actual_seq_klen"]
+    good = [args.get(name) for name in order]
+    first = cell(*good).asnumpy()
+    bad = list(good)
+    bad[order.index("actual_seq_klen")] = [40, 20]
+    with pytest.raises(TypeError, match="'actual_seq_klen' must be a mindspore Tensor or None, got list"):
+        cell(*bad)
+    np.testing.assert_array_equal(cell(*good).asnumpy(), first)
+
+
+class _PassesAList(ms.nn.Cell):
+    """A user's Cell whose construct hands the operator a Python list (GRAPH_MODE: a constant of its graph)."""
+
+    def __init__(self):
+        super().__init__()
+        self.op = MsaIndexScore(block_size=P)
+
+    def construct(self, query, key, block_table, qlen):
+        return self.op(query, key, None, block_table, None, None, qlen, [40, 20])
+
+
+def test_input_not_a_tensor_inside_a_users_cell(mode):
+    args = valid_args()
+    with pytest.raises(TypeError, match="'actual_seq_klen' must be a mindspore Tensor or None, got list"):
+        _PassesAList()(args["query"], args["key"], args["block_table"], args["actual_seq_qlen"])

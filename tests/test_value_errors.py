@@ -89,6 +89,39 @@ def test_error_does_not_poison_later_calls(mode):
         np.testing.assert_array_equal(cell(**args).asnumpy(), good)
 
 
+class _Wraps(ms.nn.Cell):
+    """A user's Cell around the operator: in GRAPH_MODE the operator is compiled into this Cell's graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.op = MsaIndexScore(block_size=16)
+
+    def construct(self, query, key, start_loc, block_table, actual_seq_qlen, actual_seq_klen):
+        return self.op(query, key, start_loc, block_table, None, None, actual_seq_qlen, actual_seq_klen)
+
+
+def test_wrapping_cell_recovers_under_a_new_phase(mode):
+    """What README "Errors" tells a user whose own Cell holds the operator: after a kernel rule failure inside
+    its graph (a RuntimeError in GRAPH_MODE, the ValueError in PyNative), a new phase name, or a new Cell, runs
+    valid calls again with the right scores."""
+    args = valid_args()
+    names = ["query", "key", "start_loc", "block_table", "actual_seq_qlen", "actual_seq_klen"]
+    good = [args[name] for name in names]
+    bad = list(good)
+    bad[names.index("actual_seq_qlen")] = t([1, 3, 5])
+    values = {name: args[name].asnumpy() for name in names}
+    ref = reference.msa_index_score(**values, block_size=16)
+    cell = _Wraps()
+    numeric.assert_accepted(cell(*good).asnumpy(), ref, float("-inf"))
+    with pytest.raises((RuntimeError, ValueError)):
+        cell(*bad).asnumpy()
+    cell.phase = cell.phase + "_after_error"
+    numeric.assert_accepted(cell(*good).asnumpy(), ref, float("-inf"))
+    with pytest.raises((RuntimeError, ValueError)):
+        cell(*bad).asnumpy()
+    numeric.assert_accepted(_Wraps()(*good).asnumpy(), ref, float("-inf"))
+
+
 @pytest.mark.parametrize("where", ["query", "key"])
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_nan_inf_propagate(where, value, mode):
