@@ -205,6 +205,30 @@ def test_mtp_tensors_are_skipped(checkpoints, tmp_path):
     assert {mtp, "mtp.1.norm.weight"} <= set(summary["skipped"])
 
 
+def test_a_tied_checkpoint_with_the_head_written_out_loads_as_transformers_does(tmp_path):
+    """tie_word_embeddings and an lm_head tensor beside the embedding: transformers loads it (its head is the
+    embedding); so does this loader, skipping the tensor, to the same weights as without it. A head of another
+    shape can not be the embedding and is refused, naming it."""
+    plain = str(tmp_path / "tied")
+    m3_golden.write_tiny_checkpoint(plain, dtype="float32", seed=0, naming="transformers", tie_word_embeddings=True)
+    want = _values(_load(plain, progress=False)[0])
+    assert "lm_head.weight" not in want
+    with_head = _rewrite(plain, tmp_path / "tied_with_head",
+                         lambda t: t.update({"lm_head.weight": t["model.embed_tokens.weight"].copy()}))
+    model, summary = _load(with_head, progress=False)
+    assert "lm_head.weight" in summary["skipped"]
+    got = _values(model)
+    assert got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in want)
+    from model_zoo.minimax_m3 import generate_greedy
+    ids = [int(t) for t in np.random.default_rng(3).integers(0, 512, 40)]
+    ours = generate_greedy(model, ids, 2, mode="pynative")["tokens"]
+    assert ours == m3_golden.reference_run(with_head, ids, 2)["tokens"]
+    wrong = _rewrite(plain, tmp_path / "tied_wrong_head",
+                     lambda t: t.update({"lm_head.weight": t["model.embed_tokens.weight"][:-1].copy()}))
+    with pytest.raises(ValueError, match="'lm_head.weight' has shape .* the head is the embedding"):
+        _load(wrong, progress=False)
+
+
 @pytest.mark.parametrize("variant, dtype, atol", [("tied_f32", "float32", 2e-4), ("release_f32", "float16", 0.2),
                                                  ("index_heads_4", "float32", 2e-4)])
 def test_tied_float16_and_more_index_heads_give_the_reference_tokens(checkpoints, tmp_path, variant, dtype, atol):

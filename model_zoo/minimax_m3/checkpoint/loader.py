@@ -64,6 +64,11 @@ def _validate(model, entries, weight_map):
     naming = name_maps.detect_naming(names)
     expected = name_maps.expected_tensors({n: p.shape for n, p in weights.items()}, model.config, naming)
     problems, plan, skipped, seen = [], [], [], {}
+    # A tied model's head is its embedding. A checkpoint saved with the head written out as well still loads,
+    # as in transformers, which ties the two and reads the head from the embedding: the extra tensor is skipped
+    # (a head of another shape is refused, since it can not be the embedding).
+    tied_head = name_maps.lm_head_name(naming) if model.config.tie_word_embeddings else None
+    embedding_shape = tuple(weights["embed_tokens"].shape)
     if weight_map is not None:
         for name in sorted(set(weight_map) - set(names)):
             shard = os.path.basename(weight_map[name])
@@ -75,6 +80,13 @@ def _validate(model, entries, weight_map):
         seen[name] = path
         if name_maps.is_skipped(name):
             skipped.append(name)
+            continue
+        if name == tied_head:
+            if shape != embedding_shape:
+                problems.append(f"tensor {name!r} has shape {list(shape)}; with tie_word_embeddings the head is the "
+                                f"embedding, shape {list(embedding_shape)}")
+            else:
+                skipped.append(name)
             continue
         if name not in expected:
             problems.append(f"unexpected tensor {name!r} (shape {list(shape)}): not a weight of this MiniMax-M3 "
@@ -102,7 +114,8 @@ def load_checkpoint(model, checkpoint_dir, *, progress=True):
 
     Both namings are read (MiniMax's release ``language_model.model...`` and transformers'
     ``model...``, see ``name_maps``), float32/float16/bfloat16 tensors are cast to each weight's
-    dtype, vision-tower / projector / MTP tensors are skipped. Every tensor's name, shape and dtype is
+    dtype, vision-tower / projector / MTP tensors are skipped (and, for a tied model, a head written out
+    beside the embedding, as transformers does). Every tensor's name, shape and dtype is
     checked against the model from the file headers before anything is read, so a checkpoint that
     does not match raises ValueError (naming each tensor, with the expected shape) and leaves the
     model untouched. Tensors are then read one at a time through safetensors' memory map, so the
@@ -115,8 +128,8 @@ def load_checkpoint(model, checkpoint_dir, *, progress=True):
         progress (bool): show a tqdm progress bar and the final summary line on stderr. Default: ``True``.
 
     Returns:
-        dict: ``tensors`` (loaded), ``bytes`` (read from the checkpoint), ``skipped`` (VL/MTP tensor
-        names), ``naming``, ``files``, ``seconds``.
+        dict: ``tensors`` (loaded), ``bytes`` (read from the checkpoint), ``skipped`` (VL/MTP/tied-head
+        tensor names), ``naming``, ``files``, ``seconds``.
 
     Raises:
         TypeError: `model` is not a MiniMaxM3ForCausalLM.
@@ -164,6 +177,6 @@ def load_checkpoint(model, checkpoint_dir, *, progress=True):
     seconds = time.perf_counter() - start
     if progress:
         print(f"loaded {len(plan)} tensors, {loaded_bytes / 1e9:.3f} GB from {len(files)} file(s) in {seconds:.1f} s"
-              f" ({naming} naming; {len(skipped)} vision/MTP tensors skipped)", file=sys.stderr)
+              f" ({naming} naming; {len(skipped)} vision/MTP/tied-head tensors skipped)", file=sys.stderr)
     return {"tensors": len(plan), "bytes": loaded_bytes, "skipped": skipped, "naming": naming, "files": files,
             "seconds": seconds}

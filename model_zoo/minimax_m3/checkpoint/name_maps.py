@@ -34,6 +34,11 @@ def is_skipped(name):
     return bool(_SKIPPED.search(name))
 
 
+def lm_head_name(naming):
+    """The LM head's tensor name in `naming`."""
+    return _LM_HEAD[naming]
+
+
 def detect_naming(names):
     """The naming of a checkpoint from its tensor names."""
     names = [n for n in names if not is_skipped(n)]
