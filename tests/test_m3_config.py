@@ -61,6 +61,17 @@ def test_release_and_transformers_formats_give_minimax_m3():
     assert m3.attention_types[:4] == ("dense", "dense", "dense", "msa") and m3.mlp_types[2:4] == ("dense", "moe")
 
 
+def test_keys_other_writers_add_parse_to_the_same_model():
+    """Keys seen in other M3 configs: null features M3 does not have, the routing's normalisation as M3 does it,
+    and the multi-token-prediction modules' settings (not run here; their tensors are skipped) change nothing."""
+    extra = {"rope_scaling": None, "sliding_window": None, "norm_topk_prob": True, "use_mtp": True,
+             "mtp_transformer_layers": 1}
+    release = copy.deepcopy(RELEASE)
+    release["text_config"].update(extra)
+    assert MiniMaxM3Config.from_dict(release) == MiniMaxM3Config()
+    assert MiniMaxM3Config.from_dict(dict(TRANSFORMERS, **extra)) == MiniMaxM3Config()
+
+
 def test_m3_parameter_count():
     # 60 layers: 3 dense (attention + 12288 MLP), 57 MSA + MoE (128 experts of 3072, shared 3072, router, bias),
     # untied 200064-token embedding and head. Counted by hand per tensor:
@@ -152,6 +163,9 @@ RELEASE_ERRORS = [
     (T + ("attention_output_gate",), True, "attention_output_gate: MiniMax-M3 uses False"),
     (T + ("qk_norm_type",), "per_layer", "qk_norm_type: MiniMax-M3 uses 'per_head'"),
     (T + ("scoring_func",), "softmax", "scoring_func: MiniMax-M3 uses 'sigmoid'"),
+    (T + ("norm_topk_prob",), False, "norm_topk_prob: MiniMax-M3 uses True"),
+    (T + ("rope_scaling",), {"rope_type": "yarn", "factor": 2.0}, "rope_scaling: MiniMax-M3 has none"),
+    (T + ("sliding_window",), 4096, "sliding_window: MiniMax-M3 has none"),
     (T + ("tie_word_embeddings",), "no", "tie_word_embeddings must be a bool"),
     (T + ("sparse_attention_config",), DELETE, "missing key 'layer_types' or 'sparse_attention_config"),
     (S + ("sparse_topk_blocks",), DELETE, "missing key 'sparse_attention_config.sparse_topk_blocks' or "

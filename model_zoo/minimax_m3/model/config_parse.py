@@ -26,6 +26,7 @@ _GENERIC = {
     "use_bfloat16", "tf_legacy_loss", "pruned_heads", "tie_encoder_decoder", "is_encoder_decoder", "is_decoder",
     "add_cross_attention", "cross_attention_hidden_size", "chunk_size_feed_forward", "id2label", "label2id",
     "problem_type", "tokenizer_class", "prefix", "task_specific_params", "finetuning_task", "quantization_config",
+    "use_mtp", "mtp_transformer_layers",  # the multi-token-prediction modules' (not run; their tensors are skipped)
 }
 # The release wrapper's vision / projector / processor settings (this package builds the text model).
 _VL_WRAPPER = {
@@ -37,7 +38,9 @@ _VL_WRAPPER = {
 _TEXT_MODEL_TYPES = (None, "minimax_m2", "minimax_m3", "minimax_m3_vl_text")
 # Switches whose only implemented (and only released) setting is M3's.
 _FIXED = {"use_gemma_norm": True, "attention_output_gate": False, "use_qk_norm": True, "qk_norm_type": "per_head",
-          "scoring_func": "sigmoid"}
+          "scoring_func": "sigmoid", "norm_topk_prob": True}
+# Features M3 does not have, which a config may still name as null (transformers writes such keys out).
+_NULL_ONLY = ("rope_scaling", "sliding_window")
 _LAYER_TYPES = {"full_attention": "dense", "minimax_m3_sparse": "msa"}
 _MLP_LAYER_TYPES = {"dense": "dense", "sparse": "moe"}
 # MiniMaxM3Config field -> (release name in sparse_attention_config, transformers' flat name)
@@ -134,6 +137,11 @@ def _parse_text(t):
         given = t.get(key, type(value).__name__, value)
         if given != value:
             raise ValueError(f"{t.where}.{key}: MiniMax-M3 uses {value!r}; {given!r} is not implemented")
+    for key in _NULL_ONLY:
+        if t.has(key):
+            t.used.add(key)
+            if t.data[key] is not None:
+                raise ValueError(f"{t.where}.{key}: MiniMax-M3 has none (null); {t.data[key]!r} is not implemented")
     # The release says "swigluoai"; transformers normalises it to "silu" and computes SwiGLU-OAI inline.
     act = t.get("hidden_act", "str", "swigluoai")
     if act not in ("swigluoai", "silu"):
