@@ -101,7 +101,7 @@ def launch(cli_argv, tp_size, timeout, label=None):
     # launcher killed outright (SIGKILL: no finally runs) still takes them down (rank.py's watchdog).
     env[LAUNCHER_ENV] = str(os.getpid())
     proc = subprocess.Popen(cmd, stdout=msrun_log, stderr=subprocess.STDOUT, env=env, cwd=os.getcwd(),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_killed_with_parent)
     failure = None
     # SIGTERM (a supervisor stopping us) unwinds through the finally below like Ctrl-C, so the ranks go too.
     previous = signal.signal(signal.SIGTERM, _raise_exit)
@@ -121,6 +121,16 @@ def launch(cli_argv, tp_size, timeout, label=None):
         return 0, out
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _killed_with_parent():
+    """In msrun's process, before it starts: SIGKILL when the launcher dies, at once, from the kernel (Linux
+    prctl PR_SET_PDEATHSIG). The ranks ask the same of msrun (worker.py), so a launcher killed outright takes the
+    whole run down even while the ranks' Python is busy in a long native call (their watchdog thread needs the
+    GIL: a rank compiling a graph under load outlived it by more than 15 s)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def _raise_exit(signum, frame):

@@ -5,7 +5,25 @@ msrun runs a script, not a module: the repository root is put on sys.path, then 
 environment variable and runs as a rank (parallel/rank.py).
 """
 import os
+import signal
 import sys
+
+
+def _killed_with_msrun():
+    """SIGKILL from the kernel when msrun, this rank's parent, dies (Linux prctl PR_SET_PDEATHSIG), set before the
+    slow imports; a parent already gone by then ends this rank too. rank.py's watchdog thread stays as the
+    second line (it needs the GIL)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    parent = os.getppid()
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(18)
+
+
+if __name__ == "__main__":
+    _killed_with_msrun()
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
