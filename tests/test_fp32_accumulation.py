@@ -48,8 +48,9 @@ def _cancelling_problem(rows, dtype, key_dtype, seed):
 
 
 def _tensor(values, dtype):
-    return ms.Tensor(values.astype(np.float32), ms.bfloat16) if dtype == "bfloat16" else \
-        ms.Tensor(values.astype(DTYPES.get(dtype, np.int8) if dtype != "int8" else np.int8))
+    if dtype == "bfloat16":
+        return ms.Tensor(values.astype(np.float32), ms.bfloat16)
+    return ms.Tensor(values.astype(np.int8 if dtype == "int8" else DTYPES[dtype]))
 
 
 def _run_and_bound(rows, dtype, key_dtype, seed):
