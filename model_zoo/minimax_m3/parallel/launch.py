@@ -94,7 +94,10 @@ def launch(cli_argv, tp_size, timeout, label=None):
     cmd = [sys.executable, "-c", "from mindspore.parallel.cluster.run import main; main()",
            f"--worker_num={tp_size}", f"--local_worker_num={tp_size}", "--master_addr=127.0.0.1",
            f"--master_port={free_port()}", f"--log_dir={os.path.join(run_dir, 'log')}", "--join=True",
-           f"--cluster_time_out={max(30, int(timeout))}", WORKER] + list(cli_argv)
+           f"--cluster_time_out={max(30, int(timeout))}",
+           # no worker id is tp_size: msrun starts no `tail -f` of the worker logs (read from log/ instead), a
+           # process that nothing would end once the ranks take msrun down with them (_killed_with_parent)
+           f"--tail_worker_log={tp_size}", WORKER] + list(cli_argv)
     start = time.monotonic()
     msrun_log = open(os.path.join(run_dir, "msrun.log"), "wb")
     # msrun in a process group of its own (pgid = its pid), killed as one below; the ranks learn both pids, so a
