@@ -4,6 +4,7 @@ a ValueError naming it; the constructor's own rules."""
 import copy
 import importlib.util
 import json
+import os
 
 import pytest
 
@@ -59,6 +60,44 @@ def test_release_and_transformers_formats_give_minimax_m3():
     assert MiniMaxM3Config.from_dict(wrapped) == m3
     assert m3.msa_layers == list(range(3, 60)) and m3.rotary_dim == 64 and m3.top_k == 16
     assert m3.attention_types[:4] == ("dense", "dense", "dense", "msa") and m3.mlp_types[2:4] == ("dense", "moe")
+
+
+PUBLISHED = os.path.join(os.path.dirname(__file__), "fixtures", "m3_published")
+
+
+def _published(name):
+    with open(os.path.join(PUBLISHED, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("name", ["mxfp8_config.json", "bf16_config.json", "text_only_config_reconstructed.json"])
+def test_published_configs_parse_to_minimax_m3(name, tmp_path):
+    """MiniMax's two published config.json files (and the direct text shape) give the released model with every
+    key they carry, from a dict and from a checkpoint folder."""
+    config = _published(name)
+    assert MiniMaxM3Config.from_dict(config) == MiniMaxM3Config()
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert MiniMaxM3Config.from_pretrained(str(tmp_path)) == MiniMaxM3Config()
+
+
+def test_published_configs_carry_the_keys_the_parser_must_know():
+    # Guards the fixtures against silent edits: the keys that differ between the two releases and the ones the
+    # parser had to learn for them (img_token_compression_config, dtype, quantization_config, no text model_type).
+    mxfp8, bf16 = _published("mxfp8_config.json"), _published("bf16_config.json")
+    assert mxfp8["model_type"] == bf16["model_type"] == "minimax_m3_vl"
+    assert "model_type" not in mxfp8["text_config"] and "model_type" not in bf16["text_config"]
+    assert mxfp8["text_config"]["num_mtp_modules"] == 1 and bf16["text_config"]["num_mtp_modules"] == 7
+    assert bf16["text_config"]["num_nextn_predict_layers"] == 1 and "num_nextn_predict_layers" not in mxfp8["text_config"]
+    assert mxfp8["text_config"]["dtype"] == "bfloat16" and "swiglu_beta" not in mxfp8["text_config"]
+    assert "quantization_config" not in bf16 and mxfp8["quantization_config"]["quant_method"] == "mxfp8"
+    assert mxfp8["img_token_compression_config"] == bf16["img_token_compression_config"]
+    # transformers' dump of the release (remote code) writes the undeclared text model_type as "".
+    assert MiniMaxM3Config.from_dict(_edit(mxfp8, ("text_config", "model_type"), "")) == MiniMaxM3Config()
+    for config in (mxfp8, bf16):
+        # The values are read from the file, not defaulted: an edited one changes the parsed model.
+        edited = copy.deepcopy(config)
+        edited["text_config"]["sparse_attention_config"]["sparse_topk_blocks"] = 8
+        assert MiniMaxM3Config.from_dict(edited).top_k == 8
 
 
 def test_keys_other_writers_add_parse_to_the_same_model():
@@ -190,7 +229,7 @@ def test_release_format_errors_name_the_key(path, value, message):
 
 
 TRANSFORMERS_ERRORS = [
-    (("model_type",), "minimax_m3", "model_type: expected"),
+    (("model_type",), "minimax_m2", "model_type: expected"),   # "minimax_m3" is a direct text config (parses)
     (("index_n_heads",), DELETE, "missing key 'sparse_attention_config.sparse_num_index_heads' or 'index_n_heads'"),
     (("layer_types",), DELETE, "missing key 'layer_types'"),
     (("mlp_layer_types",), ["dense"] * 59, "mlp_layer_types has 59 entries"),

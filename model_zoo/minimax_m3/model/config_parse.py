@@ -7,12 +7,20 @@
 * transformers (``minimax_m3_vl_text``, or ``minimax_m3_vl`` wrapping one): flat index_n_heads,
   index_head_dim, index_block_size, index_topk_blocks, index_local_blocks, ``layer_types``,
   ``mlp_layer_types``, ``rope_parameters``.
+* A direct text config (``model_type`` ``minimax_m3``, ``MiniMaxM3SparseForCausalLM``): the release's
+  text_config as the whole file (ROCm ATOM #1317 describes a BF16 build in this shape).
+
+quantization_config is accepted only as ``parse_quantization_config`` (quant_config.py) validates it:
+MXFP8 as released, or absent; every other format is a ValueError naming it. Both published configs
+(docs/m3_published_format.md, tests/fixtures/m3_published/) parse to ``MiniMaxM3Config()``.
 
 A setting may be given under several names (a config may carry both spellings); every name given
 must agree, and at least one must be there when the setting matters (index settings when a layer
 is MSA, expert settings when a layer is MoE). Keys this model does not know raise ValueError; keys
 that describe the vision tower, tokens, training or serialisation are accepted and not read.
 """
+from .quant_config import parse_quantization_config
+
 _MISSING = object()
 
 # Keys of a transformers PretrainedConfig dump and of generation settings saved with it: metadata
@@ -25,15 +33,18 @@ _GENERIC = {
     "num_nextn_predict_layers", "return_dict", "output_hidden_states", "output_attentions", "torchscript",
     "use_bfloat16", "tf_legacy_loss", "pruned_heads", "tie_encoder_decoder", "is_encoder_decoder", "is_decoder",
     "add_cross_attention", "cross_attention_hidden_size", "chunk_size_feed_forward", "id2label", "label2id",
-    "problem_type", "tokenizer_class", "prefix", "task_specific_params", "finetuning_task", "quantization_config",
+    "problem_type", "tokenizer_class", "prefix", "task_specific_params", "finetuning_task",
     "use_mtp", "mtp_transformer_layers",  # the multi-token-prediction modules' (not run; their tensors are skipped)
 }
+# Read by parse_quantization_config before the text model's keys are (a bad one is a named error there).
+_QUANT = {"quantization_config"}
 # The release wrapper's vision / projector / processor settings (this package builds the text model).
 _VL_WRAPPER = {
     "vision_config", "image_seq_length", "image_token_index", "video_token_index", "multimodal_projector_bias",
     "num_reward_heads", "process_image_mode", "projector_hidden_act", "projector_hidden_size",
     "vision_feature_layer", "vision_feature_select_strategy", "image_grid_pinpoints",
     "image_token_compression_method", "spatial_merge_size", "temporal_patch_size", "merged_hidden_size",
+    "img_token_compression_config",   # the release's patch-merge settings (also inside vision_config)
 }
 _TEXT_MODEL_TYPES = (None, "minimax_m2", "minimax_m3", "minimax_m3_vl_text")
 # Switches whose only implemented (and only released) setting is M3's.
@@ -109,19 +120,23 @@ def parse_config(config):
         raise ValueError(f"config must be a dict (a parsed config.json), got {type(config).__name__}")
     model_type = config.get("model_type")
     tie = False
+    if model_type not in ("minimax_m3_vl", "minimax_m3_vl_text", "minimax_m3"):
+        raise ValueError(f"config.json model_type: expected 'minimax_m3_vl' (release or transformers), "
+                         f"'minimax_m3' (a direct text config) or 'minimax_m3_vl_text' (transformers), "
+                         f"got {model_type!r}")
+    # Weights in another format would load as wrong numbers: refuse them by name before reading the model.
+    parse_quantization_config(config)
     if model_type == "minimax_m3_vl":
         top = _Section(config, "config.json")
         text = _Section(top.get("text_config", "dict"), "config.json text_config")
         tie = top.get("tie_word_embeddings", "bool", False)
-        top.finish(_GENERIC | _VL_WRAPPER)
-        if text.data.get("model_type") not in _TEXT_MODEL_TYPES:
+        top.finish(_GENERIC | _VL_WRAPPER | _QUANT)
+        # The release's text_config declares no model_type; transformers prints that as "".
+        if (text.data.get("model_type") or None) not in _TEXT_MODEL_TYPES:
             raise ValueError(f"config.json text_config.model_type: {text.data['model_type']!r} is not MiniMax-M3's "
                              f"text model (one of {_TEXT_MODEL_TYPES[1:]})")
-    elif model_type == "minimax_m3_vl_text":
-        text = _Section(config, "config.json")
     else:
-        raise ValueError(f"config.json model_type: expected 'minimax_m3_vl' (release or transformers) or "
-                         f"'minimax_m3_vl_text' (transformers), got {model_type!r}")
+        text = _Section(config, "config.json")
     fields = _parse_text(text)
     # transformers' composite config ties when either level says so.
     fields["tie_word_embeddings"] = fields.get("tie_word_embeddings", False) or tie
@@ -156,7 +171,7 @@ def _parse_text(t):
     f.update(_mlp(t, f["mlp_types"]))
     if t.has("tie_word_embeddings"):
         f["tie_word_embeddings"] = t.get("tie_word_embeddings", "bool")
-    t.finish(_GENERIC)
+    t.finish(_GENERIC | _QUANT)
     return f
 
 
