@@ -40,12 +40,16 @@ _PORTABLE_SOURCES = [
     "cpu/worker_pool.cc",
     "cpu/msa_index_score_aot.cc",
     "cpu/msa_index_score_infer.cc",
+    "cpu/grouped_matmul_generic.cc",
+    "cpu/grouped_matmul_aot.cc",
+    "cpu/grouped_matmul_infer.cc",
 ]
 _AVX2_FLAGS = ["-mavx2", "-mfma", "-mf16c"]
 _AVX512_FLAGS = _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"]
 _X86_SOURCES = [("cpu/isa_kernels_avx2.cc", _AVX2_FLAGS),
                 ("cpu/isa_kernels_avx512.cc", _AVX512_FLAGS),
-                ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16", "-mavx512vbmi"])]
+                ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16", "-mavx512vbmi"]),
+                ("cpu/grouped_matmul_avx2.cc", _AVX2_FLAGS)]
 
 
 def _is_x86_64():

@@ -3,6 +3,7 @@ import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import initializer
 
+from .grouped_matmul import GroupedMatmul
 from .mlp import SwigluOaiMLP, swiglu_oai
 
 
@@ -65,11 +66,15 @@ class RoutedExperts(nn.Cell):
     r"""The routed experts, stored as transformers stores them: gate_up_proj [E, 2I, H] (gate rows
     first, not interleaved) and down_proj [E, H, I].
 
-    Dispatch: each (token, choice) pair gathers its expert's weights and runs one batched matmul, so
-    the work and the weight traffic are exactly the routed ones (T * k experts, no capacity, no
-    token dropping, no per-token Python loop), in plain Gather + BatchMatMul, which CPU and Ascend
-    both run. The cost is a transient copy of T * k experts' weights: right for decode and short
-    prefills; a long prefill on Ascend wants a grouped matmul over tokens sorted by expert instead.
+    Dispatch, grouped by expert: the T * k (token, choice) pairs are sorted by expert (stable), the
+    tokens' rows gathered into that order, and each projection is one grouped matmul
+    (layers/grouped_matmul.py) that reads every selected expert's weights once, straight from the
+    [E, ...] parameter, for all of that expert's rows; experts nobody chose are not read. Each pair's
+    output is then put back in pair order, weighted and summed over k in float32, as before. The
+    step's memory is O(T * k * (H + 2I)) activations plus nothing per expert: no per-pair weight
+    copy, no capacity, no token dropping, no per-token Python loop, and shapes stay static in the
+    number of pairs (one dynamic-shape graph serves every T). The weights are read through
+    `expert_weights`, which a subclass keeping other storage (e.g. FP8 bytes) overrides.
 
     Args:
         config (MiniMaxM3Config): hidden_size, num_experts, moe_intermediate_size, swiglu settings.
@@ -77,14 +82,15 @@ class RoutedExperts(nn.Cell):
 
     Inputs:
         - **x** (Tensor) - [T, hidden_size].
-        - **expert_ids** (Tensor) - [T, k] int32.
+        - **expert_ids** (Tensor) - [T, k] int32, in [0, num_experts]; the id num_experts marks a pair
+          that no expert of this Cell takes (its output is zero; LocalExperts uses it).
         - **weights** (Tensor) - [T, k] float32.
 
     Outputs:
         Tensor, [T, hidden_size] float32: sum over k of weights * expert(x).
 
     Supported Platforms:
-        ``CPU``
+        ``CPU`` ``Ascend`` (Ascend: MindSpore's GroupedMatmul behind layers/grouped_matmul.py, not run here)
 
     Examples:
         >>> import numpy as np
@@ -101,21 +107,36 @@ class RoutedExperts(nn.Cell):
     def __init__(self, config, dtype):
         super().__init__()
         e, h, i = config.num_experts, config.hidden_size, config.moe_intermediate_size
+        self.num_experts = e
         self.hidden, self.intermediate = h, i
         self.alpha, self.limit, self.beta = config.swiglu_alpha, config.swiglu_limit, config.swiglu_beta
         self.gate_up_proj = Parameter(initializer("zeros", (e, 2 * i, h), dtype), name="gate_up_proj")
         self.down_proj = Parameter(initializer("zeros", (e, h, i), dtype), name="down_proj")
-        self.matmul_t = ops.BatchMatMul(transpose_b=True)
+        self.grouped_matmul = GroupedMatmul()
+
+    def expert_weights(self, group_sizes):
+        """The groups the grouped matmuls run: (gate_up [G, 2I, H], down [G, H, I] in the activation dtype,
+        group_sizes [G + 1]) for the pairs' group_sizes [E + 1] (rows per expert, then rows of no expert). Here
+        every expert, straight from the parameters; the one place the experts' weights are read, for subclasses
+        that store them otherwise (layers/fp8_weights.py)."""
+        return self.gate_up_proj, self.down_proj, group_sizes
 
     def construct(self, x, expert_ids, weights):
         top_k = expert_ids.shape[1]
         flat_ids = expert_ids.reshape((-1,))
-        pairs = ops.broadcast_to(ops.expand_dims(x, 1), (x.shape[0], top_k, self.hidden)).reshape((-1, 1, self.hidden))
-        gate_up = self.matmul_t(pairs, ops.gather(self.gate_up_proj, flat_ids, 0))          # [T*k, 1, 2I]
-        act = swiglu_oai(gate_up[..., :self.intermediate], gate_up[..., self.intermediate:], self.alpha, self.limit,
+        # Pairs in expert order; `inverse` puts them back. (ops.sort is stable on CPU; the grouped matmul's rows
+        # do not depend on their neighbours, so the order inside a group does not change any value.)
+        _, order = ops.sort(flat_ids)
+        _, inverse = ops.sort(order)
+        rows = ops.gather(x, ops.floor_div(order, top_k), 0)                                # [T*k, H]
+        # Rows per expert, and a last count of pairs with id num_experts (rows of no group, at the end).
+        group_sizes = ops.unsorted_segment_sum(ops.ones_like(flat_ids), flat_ids, self.num_experts + 1)
+        gate_up_w, down_w, group_sizes = self.expert_weights(group_sizes)
+        gate_up = self.grouped_matmul(rows, gate_up_w, group_sizes)                        # [T*k, 2I]
+        act = swiglu_oai(gate_up[:, :self.intermediate], gate_up[:, self.intermediate:], self.alpha, self.limit,
                          self.beta)
-        out = self.matmul_t(act, ops.gather(self.down_proj, flat_ids, 0))                   # [T*k, 1, H]
-        out = ops.cast(out, ms.float32).reshape((-1, top_k, self.hidden))
+        out = self.grouped_matmul(act, down_w, group_sizes)                                # [T*k, H]
+        out = ops.cast(ops.gather(out, inverse, 0), ms.float32).reshape((-1, top_k, self.hidden))
         return ops.sum(out * ops.expand_dims(weights, -1), 1)
 
 

@@ -56,9 +56,12 @@ def local_config(config, tp_size):
 class LocalExperts(RoutedExperts):
     r"""This rank's contiguous range of routed experts, [rank * E/R, (rank + 1) * E/R).
 
-    (token, choice) pairs routed elsewhere get weight 0 (their gathered expert is a local placeholder), so the
-    rank's output is its experts' share of the routed sum and the AllReduce adds the shares. Shapes stay static
-    (graph mode): each rank runs all T * k pairs, so this splits expert memory, not routed FLOPs.
+    (token, choice) pairs routed elsewhere take the id E/R, which RoutedExperts' grouped dispatch sorts to the
+    end as rows of no group: they are not multiplied (their output is zero, and their weight is set to 0 as
+    well, which is what keeps them out on Ascend, where MindSpore's GroupedMatmul computes them with the last
+    expert). So the rank's output is its experts' share of the routed sum, the AllReduce adds the shares, and
+    each rank multiplies only the pairs of its own experts: this splits the routed FLOPs and the expert memory.
+    Shapes stay those of all T * k pairs (graph mode: no data-dependent shapes).
 
     Args:
         config (MiniMaxM3Config): the global config. rank (int), tp_size (int): this rank and the TP size.
@@ -93,7 +96,7 @@ class LocalExperts(RoutedExperts):
     def construct(self, x, expert_ids, weights):
         local = expert_ids - self.first
         mine = ops.logical_and(local >= 0, local < self.num_local)
-        local = ops.select(mine, local, ops.zeros_like(local))
+        local = ops.select(mine, local, ops.zeros_like(local) + self.num_local)     # another rank's: no group here
         weights = weights * ops.cast(mine, weights.dtype)
         return super().construct(x, local, weights)
 
