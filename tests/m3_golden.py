@@ -28,6 +28,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "m3_golden_run.py")
 REQUIREMENTS = os.path.join(os.path.dirname(HERE), "requirements-reference.txt")
+FIXTURES = os.path.join(HERE, "fixtures", "m3_published")
+FIXTURE_FILES = tuple(sorted(os.path.join(FIXTURES, n) for n in os.listdir(FIXTURES) if n.endswith(".json")))
 NAMINGS = ("release", "transformers")
 DTYPES = ("float32", "bfloat16", "float16")
 # Overrides use transformers' text-config keys (MiniMaxM3VLTextConfig) and `rope_theta`; the defaults are
@@ -74,7 +76,7 @@ def _used(entry):
 def _digest(*parts):
     """One hash over the runner's source, the pinned reference versions and the given parts."""
     h = hashlib.sha256()
-    for path in (RUNNER, REQUIREMENTS):
+    for path in (RUNNER, REQUIREMENTS) + FIXTURE_FILES:
         with open(path, "rb") as f:
             h.update(f.read())
     for part in parts:
@@ -104,7 +106,13 @@ def _publish(build, final):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_tiny_checkpoint(path, *, naming="release", dtype="float32", shards=1, seed=0, **overrides):
+# Published layouts (docs/m3_published_format.md), each from its config in tests/fixtures/m3_published.
+PUBLISHED = (None, "mxfp8", "bf16", "bf16_text")
+SCALE_NAMES = ("weight_scale_inv", "weight_scale")
+
+
+def write_tiny_checkpoint(path, *, naming="release", dtype="float32", shards=1, seed=0, published=None,
+                          scale_name="weight_scale_inv", **overrides):
     """Writes a tiny random MiniMax-M3 checkpoint into the folder `path` and returns its config.json as a dict.
 
     Args:
@@ -115,6 +123,14 @@ def write_tiny_checkpoint(path, *, naming="release", dtype="float32", shards=1, 
         dtype: storage dtype of every tensor, "float32", "bfloat16" or "float16".
         shards: 1 for one model.safetensors; more for a model.safetensors.index.json and about that many files.
         seed: weights are a deterministic function of (seed, config).
+        published: None, or a published layout with this model's sizes, written from the published config.json
+            (every other key as published) and with that build's tensor dtypes: "mxfp8" (MiniMaxAI/MiniMax-M3-MXFP8:
+            the quantized modules' weights F8_E4M3 with U8 e8m0 scales [out, in / 32] named `<module>.<scale_name>`,
+            made with torch's own float8_e4m3fn / float8_e8m0fnu casts, and its quantization_config), "bf16"
+            (MiniMaxAI/MiniMax-M3), "bf16_text" (the direct text model, model_type minimax_m3: no vision tower, names
+            without `language_model.`); in each the router gate and bias float32, the rest bfloat16 (`dtype` and
+            `naming` must be left at "bfloat16" / "release"). The reference reads MXFP8 dequantized by torch.
+        scale_name: "weight_scale_inv" (the release's spelling) or "weight_scale" (the other one in use).
         **overrides: transformers text-config keys replacing the tiny defaults, e.g. index_block_size=128.
 
     Raises:
@@ -126,7 +142,14 @@ def write_tiny_checkpoint(path, *, naming="release", dtype="float32", shards=1, 
         raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
     if not isinstance(shards, int) or shards < 1:
         raise ValueError(f"shards must be a positive int, got {shards!r}")
+    if published not in PUBLISHED or (published and (naming, dtype) != ("release", "bfloat16")):
+        raise ValueError(f"published must be one of {PUBLISHED} (with the release naming, bfloat16), got "
+                         f"{published!r} / {naming!r} / {dtype!r}")
+    if scale_name not in SCALE_NAMES:
+        raise ValueError(f"scale_name must be one of {SCALE_NAMES}, got {scale_name!r}")
     spec = {"naming": naming, "dtype": dtype, "shards": shards, "seed": seed, "overrides": overrides}
+    if published:
+        spec.update(published=published, scale_name=scale_name)
     cached = os.path.join(_cache_dir(), "ckpt-" + _digest(spec))
     if not os.path.isdir(cached):
         def build(tmp):
@@ -203,3 +226,14 @@ def reference_run(path, prompt_ids, new_tokens):
                 out[key] = float(data[key])
         out["self_check_selections"] = bool(data["self_check_selections"])
     return out
+
+
+def torch_mxfp8_dequantize(q, s):
+    """torch's own MXFP8 dequantization (float8_e4m3fn and float8_e8m0fnu conversions, in float32) of fp8 bytes `q`
+    [out, in] and e8m0 bytes `s` [out, in / 32]: {"float32", "float16", "bfloat16"} arrays, the last two rounded
+    from float32 by torch (bfloat16 returned as float32 values)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savez(os.path.join(tmp, "in.npz"), q=np.asarray(q, np.uint8), s=np.asarray(s, np.uint8))
+        _run("dequant", os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz"))
+        with np.load(os.path.join(tmp, "out.npz")) as data:
+            return {k: data[k] for k in data.files}

@@ -29,6 +29,8 @@ CHECKPOINTS = {
     # 100 tokens in blocks of 16 with top-3: the index scores decide the selection
     "release_f32": (dict(naming="release", dtype="float32", shards=1, seed=0), 100, 4),
     "transformers_bf16_sharded": (dict(naming="transformers", dtype="bfloat16", shards=2, seed=1), 40, 2),
+    # the MXFP8 release's layout: each rank dequantizes the tensors it slices
+    "mxfp8_sharded": (dict(naming="release", dtype="bfloat16", shards=2, seed=0, published="mxfp8"), 100, 3),
     # 8 query, 4 KV and 4 index heads: TP 4 gives each rank one KV and one index head (as M3 at TP4)
     "transformers_f32_kv4": (dict(naming="transformers", dtype="float32", shards=1, seed=4, num_attention_heads=8,
                                   num_key_value_heads=4, index_n_heads=4), 60, 2),
@@ -152,6 +154,12 @@ def test_tp2_graph_equals_tp1_and_reference_with_reported_costs(ckpt, tmp_path):
 def test_tp2_pynative_bf16_sharded_checkpoint_equals_reference(ckpt, tmp_path):
     path, ids, new, ref = ckpt("transformers_bf16_sharded")
     out, logits, sel = generate(path, ids, new, tmp_path, "tp2", "--tp", 2, "--mode", "pynative", "--timeout", 200)
+    assert_same_as_reference(logits, sel, out, ref)
+
+
+def test_tp2_mxfp8_checkpoint_equals_reference(ckpt, tmp_path):
+    path, ids, new, ref = ckpt("mxfp8_sharded")
+    out, logits, sel = generate(path, ids, new, tmp_path, "tp2", "--tp", 2, "--timeout", 200)
     assert_same_as_reference(logits, sel, out, ref)
 
 

@@ -9,6 +9,9 @@ lookup, and missing or unexpected tensors fall out of the comparison.
   routed experts as 3-D ``mlp.experts.gate_up_proj`` [E, 2I, H] / ``down_proj`` [E, H, I], dense and
   shared MLPs as fused ``gate_up_proj`` [2I, H], the index branch under ``self_attn.indexer``.
 * ``"transformers_vl"``: transformers' VL model, the same under ``model.language_model.``.
+* ``"release_text"``: the release's names without ``language_model.`` (``model.layers.{i}...``,
+  ``lm_head.weight``): the direct text model ``MiniMaxM3SparseForCausalLM`` (config model_type ``minimax_m3``),
+  as vLLM and ATOM name its weights (docs/m3_published_format.md).
 * ``"release"``: MiniMax's release (what transformers' conversion_mapping "minimax_m3_vl" reads):
   ``language_model.model.layers.{i}...``, ``language_model.lm_head.weight``; MoE layers under
   ``block_sparse_moe`` with 2-D per-expert ``experts.{e}.w1`` (gate) / ``w3`` (up) / ``w2`` (down),
@@ -20,13 +23,17 @@ of it; ("expert", e, start, stop) a row range of expert e (stop None: the expert
 """
 import re
 
-NAMINGS = ("release", "transformers", "transformers_vl")
+NAMINGS = ("release", "release_text", "transformers", "transformers_vl")
 # Tensors of the VL release (vision tower, projector) and the multi-token-prediction modules: part of
 # MiniMax-M3's checkpoints, not of its text model, skipped (transformers and vLLM skip them too).
 _SKIPPED = re.compile(r"^(model\.)?(vision_tower|multi_modal_projector|patch_merge_mlp)\.|(^|\.)mtp\.")
-_PREFIX = {"release": "language_model.model.", "transformers": "model.", "transformers_vl": "model.language_model."}
-_LM_HEAD = {"release": "language_model.lm_head.weight", "transformers": "lm_head.weight",
-            "transformers_vl": "lm_head.weight"}
+_PREFIX = {"release": "language_model.model.", "release_text": "model.", "transformers": "model.",
+           "transformers_vl": "model.language_model."}
+_LM_HEAD = {"release": "language_model.lm_head.weight", "release_text": "lm_head.weight",
+            "transformers": "lm_head.weight", "transformers_vl": "lm_head.weight"}
+# Module names only the release's naming has (transformers fuses gate/up, stacks the experts and nests the index
+# branch under `indexer`): they tell the direct text model's names (release_text) from transformers'.
+_RELEASE_MODULES = re.compile(r"\.(block_sparse_moe|index_[qk]_(proj|norm)|(gate|up)_proj\.weight$)")
 
 
 def is_skipped(name):
@@ -39,6 +46,16 @@ def lm_head_name(naming):
     return _LM_HEAD[naming]
 
 
+def text_module_name(tensor_name, naming):
+    """The text model's module name of a weight tensor (``model.layers.3.self_attn.q_proj`` for the release's
+    ``language_model.model.layers.3.self_attn.q_proj.weight``): the names quantization_config.ignored_layers uses."""
+    name = tensor_name[len(_PREFIX[naming]):] if tensor_name.startswith(_PREFIX[naming]) else tensor_name
+    if tensor_name == _LM_HEAD[naming]:
+        return "lm_head"
+    name = name[:-len(".weight")] if name.endswith(".weight") else name
+    return "model." + name
+
+
 def detect_naming(names):
     """The naming of a checkpoint from its tensor names."""
     names = [n for n in names if not is_skipped(n)]
@@ -46,6 +63,8 @@ def detect_naming(names):
         return "release"
     if any(n.startswith("model.language_model.") for n in names):
         return "transformers_vl"
+    if any(_RELEASE_MODULES.search(n) for n in names):
+        return "release_text"
     return "transformers"
 
 
@@ -64,7 +83,7 @@ def expected_tensors(weights, config, naming):
         if param == "embed_tokens":
             expected[prefix + "embed_tokens.weight"] = (param, None, shape)
             continue
-        if naming != "release":
+        if naming not in ("release", "release_text"):
             expected[prefix + param] = (param, None, shape)
             continue
         for name, slot, piece_shape in _release_pieces(param, shape, config):

@@ -2,6 +2,7 @@
 add the index branch and select blocks with MsaIndexScore, dense layers attend to every visible block."""
 from mindspore import Parameter, nn, ops
 
+from .linear import linear
 from .msa_config import MsaConfig
 from .msa_core import MsaCore
 from .paged_cache import PagedCacheWrite
@@ -42,8 +43,8 @@ class M3Indexer(nn.Cell):
     def __init__(self, config, dtype):
         super().__init__()
         self.heads, self.dim = config.index_heads, config.index_head_dim
-        self.q_proj = nn.Dense(config.hidden_size, self.heads * self.dim, has_bias=False, dtype=dtype)
-        self.k_proj = nn.Dense(config.hidden_size, self.dim, has_bias=False, dtype=dtype)
+        self.q_proj = linear(config.hidden_size, self.heads * self.dim, dtype)
+        self.k_proj = linear(config.hidden_size, self.dim, dtype)
         self.q_norm = GemmaRMSNorm(self.dim, config.rms_norm_eps, dtype)
         self.k_norm = GemmaRMSNorm(self.dim, config.rms_norm_eps, dtype)
         self.rope = PartialRope(self.dim, config.rotary_dim, config.rope_theta)
@@ -102,10 +103,10 @@ class M3Attention(nn.Cell):
         self.heads, self.kv_heads, self.head_dim = config.num_attention_heads, config.num_key_value_heads, \
             config.head_dim
         self.block_size = config.block_size
-        self.q_proj = nn.Dense(config.hidden_size, self.heads * self.head_dim, has_bias=False, dtype=ms_dtype)
-        self.k_proj = nn.Dense(config.hidden_size, self.kv_heads * self.head_dim, has_bias=False, dtype=ms_dtype)
-        self.v_proj = nn.Dense(config.hidden_size, self.kv_heads * self.head_dim, has_bias=False, dtype=ms_dtype)
-        self.o_proj = nn.Dense(self.heads * self.head_dim, config.hidden_size, has_bias=False, dtype=ms_dtype)
+        self.q_proj = linear(config.hidden_size, self.heads * self.head_dim, ms_dtype)
+        self.k_proj = linear(config.hidden_size, self.kv_heads * self.head_dim, ms_dtype)
+        self.v_proj = linear(config.hidden_size, self.kv_heads * self.head_dim, ms_dtype)
+        self.o_proj = linear(self.heads * self.head_dim, config.hidden_size, ms_dtype)
         self.q_norm = GemmaRMSNorm(self.head_dim, config.rms_norm_eps, ms_dtype)
         self.k_norm = GemmaRMSNorm(self.head_dim, config.rms_norm_eps, ms_dtype)
         self.rope = PartialRope(self.head_dim, config.rotary_dim, config.rope_theta)

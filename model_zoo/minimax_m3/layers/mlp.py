@@ -1,6 +1,8 @@
 """MiniMax-M3's dense MLP and its SwiGLU-OAI activation (also the shared and routed experts')."""
 from mindspore import nn, ops
 
+from .linear import linear
+
 
 def swiglu_oai(gate, up, alpha, limit, beta):
     """(clamp(up, -limit, limit) + beta) * g * sigmoid(alpha * g), g = min(gate, limit)."""
@@ -43,8 +45,8 @@ class SwigluOaiMLP(nn.Cell):
         super().__init__()
         self.intermediate = intermediate_size
         self.alpha, self.limit, self.beta = alpha, limit, beta
-        self.gate_up_proj = nn.Dense(hidden_size, 2 * intermediate_size, has_bias=False, dtype=dtype)
-        self.down_proj = nn.Dense(intermediate_size, hidden_size, has_bias=False, dtype=dtype)
+        self.gate_up_proj = linear(hidden_size, 2 * intermediate_size, dtype)
+        self.down_proj = linear(intermediate_size, hidden_size, dtype)
 
     def construct(self, x):
         gate_up = self.gate_up_proj(x)

@@ -6,12 +6,17 @@ from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import initializer
 
 from ..layers.batch_layout import BatchLayout
+from ..layers.linear import linear
 from ..layers.m3_attention import M3Attention
 from ..layers.mlp import SwigluOaiMLP
 from ..layers.moe import MiniMaxM3MoE
 from ..layers.msa_config import CPU_DTYPES
 from ..layers.rms_norm import GemmaRMSNorm
 from .config import MiniMaxM3Config
+
+WEIGHT_MODES = ("dequantize", "fp8")
+# The e8m0 scales of a weight kept as MXFP8 bytes: the weight's name + this (layers/fp8_weights.py).
+FP8_SCALE_SUFFIX = "_scale_inv"
 
 
 class MiniMaxM3DecoderLayer(nn.Cell):
@@ -138,22 +143,41 @@ class MiniMaxM3ForCausalLM(nn.Cell):
         self.norm = GemmaRMSNorm(config.hidden_size, config.rms_norm_eps, ms_dtype)
         self.tied = config.tie_word_embeddings
         if not self.tied:
-            self.lm_head = nn.Dense(config.hidden_size, config.vocab_size, has_bias=False, dtype=ms_dtype)
+            self.lm_head = linear(config.hidden_size, config.vocab_size, ms_dtype)
         self.layout = BatchLayout()
 
     @classmethod
-    def from_pretrained(cls, checkpoint_dir, dtype="float32", **kwargs):
+    def from_pretrained(cls, checkpoint_dir, dtype="float32", *, weights="dequantize", progress=True, **kwargs):
         """Builds the model from ``checkpoint_dir/config.json`` and loads its safetensors
-        (:func:`model_zoo.minimax_m3.checkpoint.load_checkpoint`). kwargs go to the constructor."""
-        from ..checkpoint.loader import load_checkpoint
+        (:func:`model_zoo.minimax_m3.checkpoint.load_checkpoint`). kwargs go to the constructor.
+
+        `weights` says what becomes of an MXFP8 checkpoint's quantized weights: ``"dequantize"`` (default) loads
+        them in `dtype`; ``"fp8"`` keeps every weight stored wholly in FP8 as its bytes and scales and
+        dequantizes it at run time (``layers/fp8_weights.py``), about half of bf16's resident bytes. A float
+        checkpoint loads the same either way."""
+        from ..checkpoint.loader import inspect_checkpoint, load_checkpoint
+        from ..layers.fp8_weights import keep_fp8
+        if weights not in WEIGHT_MODES:
+            raise ValueError(f"weights must be one of {WEIGHT_MODES}, got {weights!r}")
         model = cls(MiniMaxM3Config.from_pretrained(checkpoint_dir), dtype, **kwargs)
-        load_checkpoint(model, checkpoint_dir)
+        if weights == "fp8":
+            plan = inspect_checkpoint(model, checkpoint_dir)[0]
+            stored_float = {p.param for p in plan if p.scale is None}
+            keep_fp8(model, sorted({p.param for p in plan if p.scale is not None} - stored_float))
+        load_checkpoint(model, checkpoint_dir, progress=progress)
         return model
 
     def weights(self):
-        """{name: Parameter} of the model's weights (caches excluded), transformers' text-model names
-        without the leading ``model.`` (``layers.3.mlp.experts.gate_up_proj``, ``lm_head.weight``, ...)."""
-        return {name: p for name, p in self.parameters_and_names() if not name.endswith("_cache")}
+        """{name: Parameter} of the model's weights (caches and MXFP8 scales excluded), transformers' text-model
+        names without the leading ``model.`` (``layers.3.mlp.experts.gate_up_proj``, ``lm_head.weight``, ...)."""
+        return {name: p for name, p in self.parameters_and_names()
+                if not name.endswith(("_cache", FP8_SCALE_SUFFIX))}
+
+    def fp8_scales(self):
+        """{weight name: its e8m0 scale Parameter} of the weights kept as MXFP8 bytes (empty unless
+        ``from_pretrained(..., weights="fp8")``)."""
+        return {name[:-len(FP8_SCALE_SUFFIX)]: p for name, p in self.parameters_and_names()
+                if name.endswith(FP8_SCALE_SUFFIX)}
 
     def use_dynamic_shapes(self):
         """Marks every input dynamic, so GRAPH_MODE compiles one graph for prefill, decode and any mix."""

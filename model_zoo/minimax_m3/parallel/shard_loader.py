@@ -2,7 +2,8 @@
 
 The same checkpoint folder serves every rank. The names, shapes and dtypes are validated exactly as
 ``checkpoint.loader`` does (its validation, run on the unsharded shapes), then each rank reads only its slice of
-each tensor through safetensors' ``get_slice`` (the memory map), and skips the experts it does not hold.
+each tensor through safetensors' ``get_slice`` (the memory map; an MXFP8 tensor is dequantized whole, then
+sliced), and skips the experts it does not hold.
 """
 import numpy as np
 from mindspore import Tensor
@@ -12,7 +13,7 @@ from .tp_layers import full_shape, shard_rules
 
 
 class _FullShapes:
-    """What loader._validate reads of a model (config, weights' shapes), with the unsharded shapes."""
+    """What loader.inspect_checkpoint reads of a model (config, weights' shapes), with the unsharded shapes."""
 
     def __init__(self, model, rule, tp_size):
         self.config = model.config
@@ -48,7 +49,7 @@ def load_checkpoint_shard(model, checkpoint_dir, rank, tp_size):
 
     Returns:
         dict: ``tensors`` (checkpoint tensors this rank read from), ``bytes`` (bytes it read, about 1/tp_size
-        of the sharded weights plus the replicated ones), ``naming``.
+        of the sharded weights plus the replicated ones; an MXFP8 tensor's stored bytes, read whole), ``naming``.
 
     Raises:
         ValueError: as load_checkpoint (every problem named, the model untouched).
@@ -56,36 +57,37 @@ def load_checkpoint_shard(model, checkpoint_dir, rank, tp_size):
     from safetensors import safe_open
 
     rule = shard_rules(model.config, rank, tp_size)
-    weight_map, files = loader.checkpoint_files(checkpoint_dir)
-    plan, _, naming = loader._validate(_FullShapes(model, rule, tp_size), loader._headers(files), weight_map)
+    plan, _, naming, files, headers = loader.inspect_checkpoint(_FullShapes(model, rule, tp_size), checkpoint_dir)
     weights = model.weights()
     staging, read_tensors, read_bytes = {}, 0, 0
     for path in files:
         with safe_open(path, framework="np") as f:
-            for name, _, param, slot, _ in (p for p in plan if p[1] == path):
-                target = weights[param]
+            for piece in (p for p in plan if p.path == path):
+                target = weights[piece.param]
                 np_dtype = loader._NP_DTYPE[target.dtype]
-                kind = rule(param)
+                kind, slot = rule(piece.param), piece.slot
+                if slot is not None and slot[0] == "expert" and not kind[2] <= slot[1] < kind[3]:
+                    continue                    # another rank's routed expert: not read at all
+                # A float tensor is sliced in the file (only the rank's part is read); an MXFP8 one is dequantized
+                # whole first (its scale blocks span the columns a slice would cut), one tensor at a time.
+                source = f.get_slice(piece.name) if piece.scale is None else \
+                    loader.read_piece(f, headers, piece, np_dtype)
                 if slot is None:
-                    array = slice_full(f.get_slice(name), kind)
+                    array = slice_full(source, kind)
                     target.set_data(Tensor(np.ascontiguousarray(array.astype(np_dtype, copy=False))))
                 else:
-                    buffer = staging.setdefault(param, np.zeros(target.shape, np_dtype))
+                    buffer = staging.setdefault(piece.param, np.zeros(target.shape, np_dtype))
                     if slot[0] == "rows":        # the release's gate_proj / up_proj of a fused [2I, H] weight
                         _, half, start, stop = kind
                         which = slot[1] // half  # 0: gate rows, 1: up rows
-                        array = f.get_slice(name)[start:stop]
+                        array = source[start:stop]
                         buffer[which * (stop - start):(which + 1) * (stop - start)] = array
-                    else:                        # ("expert", e, row start, row stop) of a routed expert
-                        first, stop_expert = kind[2], kind[3]
-                        expert = slot[1]
-                        if not first <= expert < stop_expert:
-                            continue            # another rank's expert: not read at all
-                        array = f.get_tensor(name)
-                        buffer[expert - first, slot[2]:slot[3]] = array
+                    else:                        # ("expert", e, row start, row stop) of this rank's routed expert
+                        array = source[:]
+                        buffer[slot[1] - kind[2], slot[2]:slot[3]] = array
                 read_tensors += 1
-                read_bytes += array.nbytes      # as stored (bf16/fp16: 2 bytes per value)
-                del array
+                read_bytes += array.nbytes if piece.scale is None else piece.nbytes
+                del array, source
     for param, buffer in staging.items():
         weights[param].set_data(Tensor(buffer))
     return {"tensors": read_tensors, "bytes": read_bytes, "naming": naming}
