@@ -211,7 +211,8 @@ def _check_same_everywhere(args, prompt, config, rank, size):
 
     parts = {"config": json.dumps(dataclasses.asdict(config), sort_keys=True).encode(),
              "checkpoint": _checkpoint_fingerprint(args.checkpoint),
-             "arguments": json.dumps([prompt, args.new_tokens, args.mode, args.dtype, args.seed]).encode()}
+             "arguments": json.dumps([prompt, getattr(args, "stop_ids", []), args.new_tokens, args.mode, args.dtype,
+                                     args.seed]).encode()}
     mine = np.concatenate([_digest(v) for v in parts.values()])
     previous = ms.get_context("mode")
     ms.set_context(mode=ms.GRAPH_MODE)

@@ -1,16 +1,22 @@
 """Command line for greedy generation with MiniMax-M3 (``python -m model_zoo.minimax_m3.generate``).
 
-    python -m model_zoo.minimax_m3.generate --checkpoint DIR --prompt-ids 5,17,3 --new-tokens N
-                                            [--mode graph|pynative] [--dump-logits FILE]
+    python -m model_zoo.minimax_m3.generate --checkpoint DIR (--prompt TEXT [--chat] [--ignore-eos] |
+                                            --prompt-ids 5,17,3) --new-tokens N
+                                            [--mode graph|pynative] [--dtype float32|float16]
+                                            [--weights dequantize|fp8] [--dump-logits FILE]
                                             [--tp R | --block-split R] [--timeout S]
 
-With --checkpoint, the model is built from DIR/config.json and its safetensors (release or
-transformers naming). Without it, a tiny randomly initialised MiniMax-M3 runs (4 layers: dense + MSA
-attention, dense + MoE MLPs; the text is noise: the point is the serving path and its speed). The
-prompt is token ids (no tokenizer here); --dump-logits writes float32 [prompt_len + N - 1, vocab]:
-the prefill's rows, then one row per decode step. --tp R runs the same generation tensor-parallel
-over R processes started with msrun (parallel/launch.py); --block-split R runs it with the KV and index caches
-split by blocks over R processes instead; rank 0 prints and writes --dump-logits.
+With --checkpoint, the model is built from DIR/config.json and its safetensors (the MXFP8 release, the BF16
+build, or transformers' naming); --weights fp8 keeps an MXFP8 checkpoint's quantized weights as FP8 bytes. Without it, a tiny randomly initialised MiniMax-M3 runs (4 layers: dense + MSA
+attention, dense + MoE MLPs; the text is noise: the point is the serving path and its speed).
+--prompt TEXT tokenizes with the checkpoint's own tokenizer.json (--chat: as one user message through its chat
+template, chat_template.jinja or tokenizer_config.json's), prints the decoded prompt and completion, and stops
+at the checkpoint's EOS ids (generation_config.json's eos_token_id, else tokenizer_config.json's eos_token;
+--ignore-eos: always N tokens). --prompt-ids takes token ids and always generates N tokens. --dump-logits
+writes float32 [prompt_len + generated - 1, vocab]: the prefill's rows, then one row per decode step.
+--tp R runs the same generation tensor-parallel over R processes started with msrun (parallel/launch.py);
+--block-split R runs it with the KV and index caches split by blocks over R processes instead; rank 0 prints
+and writes --dump-logits.
 """
 import argparse
 import random
@@ -18,10 +24,11 @@ import time
 
 import numpy as np
 
-from ..model.causal_lm import MiniMaxM3ForCausalLM
+from ..model.causal_lm import WEIGHT_MODES, MiniMaxM3ForCausalLM
 from ..model.config import tiny_config
 from ..model.random_init import init_random_weights
 from .generate import generate_greedy
+from .tokenizer import CheckpointTokenizer, TokenizerFileError, read_stop_ids
 
 
 def _prompt_ids(text):
@@ -34,22 +41,62 @@ def _prompt_ids(text):
     return ids
 
 
+def _text_prompt(args, error):
+    """The ids of --prompt TEXT (chat-templated with --chat); sets args.tokenizer and args.stop_ids (with the
+    line naming their source in args.stop_source). Unreadable or missing tokenizer files are `error`s."""
+    if not args.checkpoint:
+        error("--prompt needs --checkpoint DIR with the checkpoint's tokenizer.json (the random model has no "
+              "tokenizer; use --prompt-ids)")
+    try:
+        args.tokenizer = CheckpointTokenizer(args.checkpoint)
+        ids = args.tokenizer.encode_chat(args.prompt) if args.chat else args.tokenizer.encode(args.prompt)
+        args.stop_ids, args.stop_source = read_stop_ids(args.checkpoint, args.tokenizer)
+    except TokenizerFileError as err:
+        error(f"--prompt: {err}")
+    if args.ignore_eos:
+        args.stop_ids, args.stop_source = [], "--ignore-eos"
+    if not ids:
+        error("--prompt: the text gives no tokens")
+    return ids
+
+
+def prompt_flag(args):
+    """The option the prompt came from, for messages."""
+    return "--prompt" if getattr(args, "prompt", None) is not None else "--prompt-ids"
+
+
 def build_model(args, total_tokens):
     if args.checkpoint:
-        return MiniMaxM3ForCausalLM.from_pretrained(args.checkpoint, dtype=args.dtype, cache_tokens=total_tokens)
+        return MiniMaxM3ForCausalLM.from_pretrained(args.checkpoint, dtype=args.dtype, cache_tokens=total_tokens,
+                                                    weights=getattr(args, "weights", "dequantize"))
     model = MiniMaxM3ForCausalLM(tiny_config(), dtype=args.dtype, cache_tokens=total_tokens)
     return init_random_weights(model, args.seed)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # allow_abbrev=False: an option is matched by its full name only (--prompt once silently meant --prompt-ids).
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     allow_abbrev=False)
     parser.add_argument("--checkpoint", help="folder with config.json and *.safetensors (default: tiny random model)")
-    parser.add_argument("--prompt-ids", type=_prompt_ids, default=None,
+    prompt = parser.add_mutually_exclusive_group()
+    prompt.add_argument("--prompt", metavar="TEXT", default=None,
+                        help="prompt text, tokenized with the checkpoint's tokenizer.json (needs --checkpoint)")
+    prompt.add_argument("--prompt-ids", type=_prompt_ids, default=None,
                         help="comma-separated token ids (default: 120 pseudo-random ids)")
+    parser.add_argument("--chat", action="store_true",
+                        help="with --prompt: apply the checkpoint's chat template to TEXT as one user message, "
+                             "with the assistant's generation prompt")
+    parser.add_argument("--ignore-eos", action="store_true",
+                        help="with --prompt: generate all --new-tokens tokens, not stopping at the EOS ids")
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--mode", choices=("graph", "pynative"), default="graph")
     parser.add_argument("--dtype", choices=("float32", "float16"), default="float32")
-    parser.add_argument("--dump-logits", metavar="FILE", help="save float32 [prompt_len + N - 1, vocab] logits (.npy)")
+    parser.add_argument("--weights", choices=WEIGHT_MODES, default="dequantize",
+                        help="an MXFP8 checkpoint's quantized weights: dequantize them to --dtype when loading "
+                             "(default), or keep them as FP8 bytes + scales and dequantize at run time (fp8: about "
+                             "half of bf16's resident weights)")
+    parser.add_argument("--dump-logits", metavar="FILE",
+                        help="save float32 [prompt_len + generated - 1, vocab] logits (.npy)")
     parser.add_argument("--dump-selections", metavar="FILE",
                         help="save every MSA layer's selections (.npz, key layer_<i>: int32 [rows, index_heads, top_k], "
                              "rows as --dump-logits, block ids ascending, -1 = none)")
@@ -76,8 +123,19 @@ def main(argv=None):
                      f"plan (head parallel or the block-table split), see docs/tensor_parallel.md")
     if args.timeout <= 0:
         parser.error("--timeout must be > 0")
+    if args.weights == "fp8" and (args.tp > 1 or args.block_split > 1 or not args.checkpoint):
+        parser.error("--weights fp8 needs --checkpoint and runs in one process (not with --tp / --block-split)")
 
-    prompt = args.prompt_ids or [random.Random(args.seed).randrange(512) for _ in range(120)]
+    # The ranks of --tp / --block-split re-run these arguments and tokenize the same files the same way; their
+    # prompts and stop ids are compared across ranks before generating (parallel/rank.py).
+    if args.prompt is not None:
+        prompt = _text_prompt(args, parser.error)
+    else:
+        for flag, given in (("--chat", args.chat), ("--ignore-eos", args.ignore_eos)):
+            if given:
+                parser.error(f"{flag} needs --prompt TEXT")
+        args.tokenizer, args.stop_ids, args.stop_source = None, [], None
+        prompt = args.prompt_ids or [random.Random(args.seed).randrange(512) for _ in range(120)]
     if args.tp > 1 or args.block_split > 1:
         from ..parallel import launch       # imported here: only these need mindspore.communication and psutil
         return launch.main(args, prompt, parser)
@@ -88,12 +146,17 @@ def main(argv=None):
 
 def run_generation(args, prompt, model, build_seconds, error, wrap=None, finish=None):
     """Checks the prompt, prints the model line, warms up (graph), generates, prints tokens and speeds, writes
-    --dump-logits / --dump-selections. `wrap` (optional) wraps the model for the timed run (the TP ranks count
+    --dump-logits / --dump-selections; with --prompt, the decoded prompt and completion. `wrap` (optional) wraps the model for the timed run (the TP ranks count
     steps with it); `finish` (optional) maps the result before it is written (the TP ranks gather selections)."""
     config = model.config
     bad = [t for t in prompt if not 0 <= t < config.vocab_size]
     if bad:
-        error(f"--prompt-ids: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
+        error(f"{prompt_flag(args)}: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
+    stop_ids = getattr(args, "stop_ids", None) or []
+    bad = [t for t in stop_ids if not 0 <= t < config.vocab_size]
+    if bad:
+        error(f"the checkpoint's EOS id {bad[0]} ({args.stop_source}) is outside the vocabulary "
+              f"[0, {config.vocab_size})")
     print(f"MiniMax-M3 ({args.mode}, CPU, {args.dtype}): {config.num_hidden_layers} layers "
           f"({config.attention_types.count('msa')} MSA), {config.num_parameters() / 1e6:.2f} M parameters, "
           f"{'checkpoint ' + args.checkpoint if args.checkpoint else 'random weights'}; built in "
@@ -105,11 +168,14 @@ def run_generation(args, prompt, model, build_seconds, error, wrap=None, finish=
         generate_greedy(model, prompt[:1], 2, mode="graph")
         print(f"warm-up (graph compile + first run) {time.perf_counter() - start:.2f} s")
     result = generate_greedy(wrap(model) if wrap else model, prompt, args.new_tokens, mode=args.mode,
-                             return_selections=bool(args.dump_selections))
+                             return_selections=bool(args.dump_selections), stop_ids=stop_ids)
     if finish:
         result = finish(result)
     print(f"prompt: {len(prompt)} tokens")
     print(f"generated {len(result['tokens'])} tokens: {result['tokens']}")
+    tokenizer = getattr(args, "tokenizer", None)
+    if tokenizer is not None:
+        _print_text(tokenizer, prompt, result, stop_ids, args.stop_source)
     prefill = result["prefill_seconds"]
     print(f"prefill: {len(prompt) / max(prefill, 1e-9):.1f} tokens/s ({prefill * 1e3:.1f} ms)")
     steps = len(result["tokens"]) - 1
@@ -125,3 +191,21 @@ def run_generation(args, prompt, model, build_seconds, error, wrap=None, finish=
             np.savez(f, **{f"layer_{layer}": sel for layer, sel in result["selections"].items()})
         print(f"selections of MSA layers {sorted(result['selections'])} written to {args.dump_selections}")
     return result
+
+
+def _print_text(tokenizer, prompt, result, stop_ids, stop_source):
+    """The decoded prompt and completion, each under a header line, and why the completion ended."""
+    if result["stopped"]:
+        end = f"stopped at EOS id {result['tokens'][-1]}"
+    elif stop_ids:
+        end = f"no EOS id {stop_ids} in {len(result['tokens'])} tokens"
+    else:
+        end = "no EOS ids"
+    unknown = tokenizer.unknown_ids(result["tokens"])
+    if unknown:                  # decode drops them silently: say so, or a short completion looks like a bug
+        end += f"; ids {unknown} are not in the tokenizer and give no text"
+    print(f"EOS ids: {stop_ids} ({stop_source})")
+    print("=== prompt ===")
+    print(tokenizer.decode(prompt))
+    print(f"=== completion ({end}) ===")
+    print(tokenizer.decode(result["tokens"]))
