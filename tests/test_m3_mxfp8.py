@@ -250,6 +250,17 @@ def _ignored_but_fp8(folder):
     json.dump(config, open(os.path.join(folder, "config.json"), "w"))
 
 
+def _quark_build(folder):
+    config = read_config(folder)
+    config["quantization_config"] = {"quant_method": "quark", "export": {"kv_cache_group": []}}
+    json.dump(config, open(os.path.join(folder, "config.json"), "w"))
+
+
+def _modelopt_build(folder):
+    json.dump({"quantization": {"quant_algo": "MIXED_PRECISION"}}, open(os.path.join(folder, "hf_quant_config.json"),
+                                                                          "w"))
+
+
 BROKEN = {
     "missing scale": (_drop_scale, r"experts\.3\.w2\.weight' is FP8 \(F8_E4M3\) and has no scale"),
     "scale of the wrong shape": (_narrow_scale, r"scale '.*experts\.3\.w2\.weight_scale_inv' has shape \[32, 2\], "
@@ -258,8 +269,11 @@ BROKEN = {
     "truncated shard": (_truncate, r"is truncated: tensor '.*'"),
     "FP8 without quantization_config": (_no_quantization_config, r"is FP8 \(F8_E4M3\) but config.json has no "
                                                                  r"quantization_config"),
-    "FP8 in an ignored layer": (_ignored_but_fp8, r"experts\.3\.w2\.weight' is FP8 \(F8_E4M3\) but "
-                                                  r"quantization_config.ignored_layers"),
+    "an AMD Quark (MXFP4) build": (_quark_build, r"quant_method 'quark' \(AMD Quark builds"),
+    "an NVIDIA ModelOpt (NVFP4) build": (_modelopt_build, r"hf_quant_config.json \(quant_algo 'MIXED_PRECISION'; an "
+                                                          r"NVIDIA ModelOpt build"),
+    "FP8 in an ignored layer": (_ignored_but_fp8, r"experts\.3\.w2\.weight' is FP8 \(F8_E4M3\) but its module is "
+                                                  r"not quantized in MXFP8 \(quantization_config.ignored_layers"),
 }
 
 

@@ -17,7 +17,7 @@ import mindspore as ms  # noqa: F401  (registers numpy's "bfloat16" dtype, which
 from mindspore import Tensor
 
 from . import mxfp8, name_maps
-from ..model.quant_config import check_checkpoint_folder_format, parse_quantization_config
+from ..model.quant_config import check_checkpoint_folder_format
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
@@ -58,13 +58,8 @@ def checkpoint_files(checkpoint_dir):
 
 def quantization_scheme(checkpoint_dir):
     """The checkpoint's quantization (None: unquantized; an Mxfp8Scheme), from its config.json; a format this
-    package does not load (NVFP4, MXFP4, 4-bit, ...) is a ValueError naming it."""
-    check_checkpoint_folder_format(checkpoint_dir)
-    path = os.path.join(os.fspath(checkpoint_dir), "config.json")
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return parse_quantization_config(json.load(f))
+    package does not load (NVFP4, MXFP4, 4-bit, GGUF, ...) is a ValueError naming it."""
+    return check_checkpoint_folder_format(checkpoint_dir)
 
 
 def _headers(files):
@@ -96,7 +91,8 @@ def _fp8_problem(name, shape, scale, scheme, naming):
         return (f"tensor {name!r} is FP8 (F8_E4M3) but config.json has no quantization_config: an MXFP8 checkpoint "
                 f"names quant_method 'mxfp8' there")
     if not scheme.is_quantized(name_maps.text_module_name(name, naming)):
-        return f"tensor {name!r} is FP8 (F8_E4M3) but quantization_config.ignored_layers keeps that module unquantized"
+        return (f"tensor {name!r} is FP8 (F8_E4M3) but its module is not quantized in MXFP8 "
+                f"(quantization_config.ignored_layers names it, or the release keeps it in bf16/fp32)")
     if scale is None:
         return (f"tensor {name!r} is FP8 (F8_E4M3) and has no scale: expected "
                 + " or ".join(repr(name[:-len('weight')] + s) for s in mxfp8.SCALE_SUFFIXES))
