@@ -50,14 +50,8 @@ def main(args, prompt, parser):
             check_block_split(size)
     except ValueError as err:
         parser.error(str(err))
-    bad = [t for t in prompt if not 0 <= t < config.vocab_size]
-    if bad:
-        from ..serving.cli import prompt_flag
-        parser.error(f"{prompt_flag(args)}: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
-    bad = [t for t in getattr(args, "stop_ids", None) or () if not 0 <= t < config.vocab_size]
-    if bad:
-        parser.error(f"the checkpoint's EOS id {bad[0]} ({args.stop_source}) is outside the vocabulary "
-                     f"[0, {config.vocab_size})")
+    from ..serving.cli import check_ids     # imported here, as cli imports this module: no import cycle at load
+    check_ids(args, prompt, config.vocab_size, parser.error)
     code, text = launch(sys.argv[1:] if args.argv is None else args.argv, size, args.timeout, label=f"{flag} {size}")
     print(text, end="" if text.endswith("\n") else "\n")
     if code:

@@ -60,9 +60,16 @@ def _text_prompt(args, error):
     return ids
 
 
-def prompt_flag(args):
-    """The option the prompt came from, for messages."""
-    return "--prompt" if getattr(args, "prompt", None) is not None else "--prompt-ids"
+def check_ids(args, prompt, vocab_size, error):
+    """`error`s naming the option when a prompt id or the checkpoint's EOS id is outside the vocabulary (checked
+    by the launcher of --tp / --block-split before any rank starts, and by each run)."""
+    bad = [t for t in prompt if not 0 <= t < vocab_size]
+    if bad:
+        flag = "--prompt" if getattr(args, "prompt", None) is not None else "--prompt-ids"
+        error(f"{flag}: {bad[0]} is outside the vocabulary [0, {vocab_size})")
+    bad = [t for t in getattr(args, "stop_ids", None) or () if not 0 <= t < vocab_size]
+    if bad:
+        error(f"the checkpoint's EOS id {bad[0]} ({args.stop_source}) is outside the vocabulary [0, {vocab_size})")
 
 
 def build_model(args, total_tokens):
@@ -146,17 +153,12 @@ def main(argv=None):
 
 def run_generation(args, prompt, model, build_seconds, error, wrap=None, finish=None):
     """Checks the prompt, prints the model line, warms up (graph), generates, prints tokens and speeds, writes
-    --dump-logits / --dump-selections; with --prompt, the decoded prompt and completion. `wrap` (optional) wraps the model for the timed run (the TP ranks count
-    steps with it); `finish` (optional) maps the result before it is written (the TP ranks gather selections)."""
+    --dump-logits / --dump-selections; with --prompt, the decoded prompt and completion. `wrap` (optional) wraps
+    the model for the timed run (the TP ranks count steps with it); `finish` (optional) maps the result before it
+    is written (the TP ranks gather selections)."""
     config = model.config
-    bad = [t for t in prompt if not 0 <= t < config.vocab_size]
-    if bad:
-        error(f"{prompt_flag(args)}: {bad[0]} is outside the vocabulary [0, {config.vocab_size})")
+    check_ids(args, prompt, config.vocab_size, error)
     stop_ids = getattr(args, "stop_ids", None) or []
-    bad = [t for t in stop_ids if not 0 <= t < config.vocab_size]
-    if bad:
-        error(f"the checkpoint's EOS id {bad[0]} ({args.stop_source}) is outside the vocabulary "
-              f"[0, {config.vocab_size})")
     print(f"MiniMax-M3 ({args.mode}, CPU, {args.dtype}): {config.num_hidden_layers} layers "
           f"({config.attention_types.count('msa')} MSA), {config.num_parameters() / 1e6:.2f} M parameters, "
           f"{'checkpoint ' + args.checkpoint if args.checkpoint else 'random weights'}; built in "

@@ -90,8 +90,8 @@ def generate_greedy(model, prompt_ids, new_tokens, *, mode="graph", block_size=N
         decode_seconds = time.perf_counter() - start
     finally:
         ms.set_context(mode=previous_mode)
-    result = {"tokens": tokens, "stopped": tokens[-1] in stops,
-              "logits": np.concatenate(logits, 0).astype(np.float32), "prefill_seconds": prefill_seconds, "decode_seconds": decode_seconds}
+    result = {"tokens": tokens, "stopped": tokens[-1] in stops, "logits": np.concatenate(logits, 0).astype(np.float32),
+              "prefill_seconds": prefill_seconds, "decode_seconds": decode_seconds}
     if return_selections:
         result["selections"] = {layer: _ascending(np.concatenate([s[j] for s in selections], 0))
                                 for j, layer in enumerate(config.msa_layers)}
