@@ -52,6 +52,8 @@ def run(args, prompt, parser):
     if os.environ.get(LAUNCHER_ENV):
         import threading
         threading.Thread(target=_watchdog, args=(int(os.environ[LAUNCHER_ENV]),), daemon=True).start()
+    if os.environ.get("MS_ROLE") == "MS_SCHED":
+        return _schedule()
     rank_id = int(os.environ.get("RANK_ID", "0"))
     _write(os.path.join(run_dir, f"rank{rank_id}.pid"), str(os.getpid()))
     out_path = os.path.join(run_dir, f"rank{rank_id}.out")
@@ -67,6 +69,16 @@ def run(args, prompt, parser):
         raise
     finally:
         _write(os.path.join(run_dir, f"rank{rank_id}.status"), status)
+
+
+def _schedule():
+    """msrun's scheduler runs this same script with RANK_ID=0 and MS_ROLE=MS_SCHED. It is no rank: it writes none
+    of rank 0's files (two writers of rank0.pid raced, and the launcher would have watched the wrong pid); it
+    only serves the cluster's meta-server from init() until the workers finish."""
+    import mindspore as ms
+    from mindspore.communication import init
+    ms.set_context(device_target=os.environ.get(DEVICE_TARGET_ENV, "CPU"))
+    init()
 
 
 def _run_rank(args, prompt, parser, rank_id, run_dir):
