@@ -40,7 +40,8 @@ setup(
     description="MindSpore MsaIndexScore (MiniMax-M3 sparse attention index scoring): fused CPU and Ascend kernels",
     packages=find_packages(include=["ms_msa", "ms_msa.*"]),
     # The build stamp travels with the library, so an installed package does not try to rebuild it. Only the
-    # production library: the sanitizer build and the AscendC model (lib/ascend_model/) are for tests.
+    # production library: the sanitizer build and the AscendC model (lib/ascend_model/) are for tests. ascendc/ is
+    # not shipped either: ms_msa.testing.ascend_model needs a source checkout and says so (SourceCheckoutError).
     package_data={"ms_msa": ["lib/libms_msa_cpu.so", "lib/libms_msa_cpu.so.stamp", "csrc/*/*.h", "csrc/*/*.cc",
                              "csrc/*/*.inc"]},
     python_requires=">=3.9,<3.12",

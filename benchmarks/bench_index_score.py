@@ -149,7 +149,7 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
             rows[-1].update({"kernel_library_s": kernel, "kernel_library_median_s": float(np.median(kernel))})
         if name == "ms_msa fused":
             # The same call right after the sample: the sample is a pause of well over 10 ms for the kernel's and
-            # MindSpore's threads, after which this VM runs the next call slower (README, Zen 4). What the first
+            # MindSpore's threads, after which this VM runs the next call slower (docs/performance.md, Zen 4). What the first
             # call after an idle spell costs; shown, not a target. These samples are not recorded: the row's
             # ceilings stay the best of those beside its timed runs, one each (the best of more is a higher bar).
             times, kernel = time_fused(run, to_numpy, runs, before=lambda: beside.sample(keep=False))

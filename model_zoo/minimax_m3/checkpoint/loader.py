@@ -265,10 +265,12 @@ def load_checkpoint(model, checkpoint_dir, *, progress=True):
     """
     from safetensors import safe_open
     from tqdm import tqdm
-    from ..model.causal_lm import MiniMaxM3ForCausalLM
 
-    if not isinstance(model, MiniMaxM3ForCausalLM):
-        raise TypeError(f"model must be a MiniMaxM3ForCausalLM, got {type(model).__name__}")
+    # What the loader reads of a model (it does not import the model's class: the model imports the loader).
+    if not (hasattr(model, "config") and callable(getattr(model, "weights", None))
+            and callable(getattr(model, "fp8_scales", None))):
+        raise TypeError(f"model must be a MiniMaxM3ForCausalLM (config, weights(), fp8_scales()), "
+                        f"got {type(model).__name__}")
 
     start = time.perf_counter()
     plan, skipped, naming, files, headers = inspect_checkpoint(model, checkpoint_dir)

@@ -165,9 +165,6 @@ def keep_fp8(model, params):
         ValueError: a named weight is not a bias-free nn.Dense's weight or a routed-expert weight, an expert cell
             with only one of its two weights listed, or an input width that is not a multiple of 32.
     """
-    from ..model.causal_lm import MiniMaxM3ForCausalLM
-    if type(model) is not MiniMaxM3ForCausalLM:
-        raise ValueError("--weights fp8 runs on the single-process model (not with --tp / --block-split)")
     cells = dict(model.cells_and_names())
     owners = {}
     for param in params:

@@ -5,7 +5,9 @@ import mindspore as ms
 from mindspore import Parameter, nn, ops
 from mindspore.common.initializer import initializer
 
+from ..checkpoint.loader import inspect_checkpoint, load_checkpoint
 from ..layers.batch_layout import BatchLayout
+from ..layers.fp8_weights import keep_fp8
 from ..layers.linear import linear
 from ..layers.m3_attention import M3Attention
 from ..layers.mlp import SwigluOaiMLP
@@ -66,11 +68,16 @@ class MiniMaxM3DecoderLayer(nn.Cell):
                                   q_seq_lens, block_tables, table, token_request, visible_end)
         if self.is_msa:
             attended, selection = attended
-        hidden_states = hidden_states + attended
-        hidden_states = hidden_states + self.mlp(self.post_attention_layernorm(hidden_states))
+        hidden_states = hidden_states + self.branch_sum(attended)
+        hidden_states = hidden_states + self.branch_sum(self.mlp(self.post_attention_layernorm(hidden_states)))
         if self.is_msa:
             return hidden_states, selection
         return hidden_states
+
+    def branch_sum(self, x):
+        """A branch's output (attention, MLP) as the residual adds it: here itself; the tensor-parallel layer
+        (parallel/tp_layers.py) sums the ranks' parts."""
+        return x
 
 
 class MiniMaxM3ForCausalLM(nn.Cell):
@@ -155,10 +162,10 @@ class MiniMaxM3ForCausalLM(nn.Cell):
         them in `dtype`; ``"fp8"`` keeps every weight stored wholly in FP8 as its bytes and scales and
         dequantizes it at run time (``layers/fp8_weights.py``), about half of bf16's resident bytes. A float
         checkpoint loads the same either way."""
-        from ..checkpoint.loader import inspect_checkpoint, load_checkpoint
-        from ..layers.fp8_weights import keep_fp8
         if weights not in WEIGHT_MODES:
             raise ValueError(f"weights must be one of {WEIGHT_MODES}, got {weights!r}")
+        if weights == "fp8" and cls is not MiniMaxM3ForCausalLM:
+            raise ValueError("--weights fp8 runs on the single-process model (not with --tp / --block-split)")
         model = cls(MiniMaxM3Config.from_pretrained(checkpoint_dir), dtype, **kwargs)
         if weights == "fp8":
             plan = inspect_checkpoint(model, checkpoint_dir)[0]

@@ -18,18 +18,11 @@ import sys
 import tempfile
 import time
 
+from .run_env import LAUNCHER_ENV, RUN_DIR_ENV, plan
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker.py")
-RUN_DIR_ENV = "MS_MSA_TP_RUN_DIR"      # set for the ranks: where they report; its presence makes a process a rank
-LAUNCHER_ENV = "MS_MSA_TP_LAUNCHER"    # "launcher pid:msrun process group": a rank ends the run when the launcher is gone
 POLL_SECONDS = 0.2
-
-
-def plan(args):
-    """(flag, ranks) of the run's parallel plan: ("--tp", R) or ("--block-split", R); R = 1 is no plan."""
-    if getattr(args, "block_split", 1) > 1:
-        return "--block-split", args.block_split
-    return "--tp", args.tp
 
 
 def main(args, prompt, parser):
@@ -39,6 +32,7 @@ def main(args, prompt, parser):
         from . import rank
         return rank.run(args, prompt, parser)
     from ..model.config import MiniMaxM3Config, tiny_config
+    from ..serving.run import check_ids
     from .block_split_plan import check_block_split
     from .tp_layers import check_tp_size
     flag, size = plan(args)
@@ -50,7 +44,6 @@ def main(args, prompt, parser):
             check_block_split(size)
     except ValueError as err:
         parser.error(str(err))
-    from ..serving.cli import check_ids     # imported here, as cli imports this module: no import cycle at load
     check_ids(args, prompt, config.vocab_size, parser.error)
     code, text = launch(sys.argv[1:] if args.argv is None else args.argv, size, args.timeout, label=f"{flag} {size}")
     print(text, end="" if text.endswith("\n") else "\n")

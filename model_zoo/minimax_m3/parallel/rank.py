@@ -17,7 +17,8 @@ import traceback
 
 import numpy as np
 
-from .launch import LAUNCHER_ENV, RUN_DIR_ENV, plan
+from ..serving.run import run_generation
+from .run_env import LAUNCHER_ENV, RUN_DIR_ENV, plan
 
 # Test hook for the fault tests: "RANK:STEP:exit" ends that rank's process at that model step (os._exit, as a
 # crash would), "RANK:STEP:hang" blocks it there. Steps count every model call of the timed generation from 1.
@@ -85,7 +86,6 @@ def _run_rank(args, prompt, parser, rank_id, run_dir):
     import mindspore as ms
     from mindspore.communication import get_group_size, get_rank, init
     from ..model.config import MiniMaxM3Config, tiny_config
-    from ..serving.cli import run_generation
 
     # CPU here; MS_MSA_DEVICE_TARGET=Ascend runs the same ranks on NPUs with HCCL (not run in this workplace).
     ms.set_context(device_target=os.environ.get(DEVICE_TARGET_ENV, "CPU"))

@@ -147,17 +147,9 @@ class TPDecoderLayer(MiniMaxM3DecoderLayer):
         # Sum over the world group (CPU supports sum only, fp32/fp16); one Cell for both calls, counting both.
         self.all_reduce = CountedCollective(ops.AllReduce(), ms_dtype)
 
-    def construct(self, hidden_states, positions, slot_mapping, batch_valid_length, q_seq_lens, block_tables, table,
-                  token_request, visible_end):
-        attended = self.self_attn(self.input_layernorm(hidden_states), positions, slot_mapping, batch_valid_length,
-                                  q_seq_lens, block_tables, table, token_request, visible_end)
-        if self.is_msa:
-            attended, selection = attended
-        hidden_states = hidden_states + self.all_reduce(attended)
-        hidden_states = hidden_states + self.all_reduce(self.mlp(self.post_attention_layernorm(hidden_states)))
-        if self.is_msa:
-            return hidden_states, selection
-        return hidden_states
+    def branch_sum(self, x):
+        """The rank's part of a branch, summed over the ranks (MiniMaxM3DecoderLayer.construct calls it)."""
+        return self.all_reduce(x)
 
 
 def build_tp_model(config, dtype, cache_tokens, rank, tp_size):
