@@ -12,7 +12,11 @@ the run: ModelError with the model's message.
 
 The model library (the model, the kernel for its four dtype columns, the tiling and the shared rules)
 is built with the system C++ compiler on first use, through ms_msa._build (rebuilt when a source
-changes; MS_MSA_SANITIZE=1 selects an ASan + UBSan build).
+changes; MS_MSA_SANITIZE=1 selects an ASan + UBSan build). It needs a source checkout: the AscendC
+sources are ascendc/ beside the ms_msa package folder (MS_MSA_ASCENDC_DIR names another), and
+`pip install .` does not ship them, so an installed package refuses at the first call, saying where it
+looked (SourceCheckoutError). A failed build raises RuntimeError whose first line carries the compiler's
+first error, followed by the command and the compiler's whole output.
 
     python -m ms_msa.testing.ascend_model --counts     # per-core counts of the SPEC §7 matrix
 """
@@ -33,7 +37,8 @@ from ..backends import ascend
 from ..backends.infer import aot_dtype_name
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ASCENDC = os.path.join(REPO, "ascendc")
+ASCENDC_ENV = "MS_MSA_ASCENDC_DIR"     # the ascendc/ folder of a source checkout, for an installed ms_msa
+ASCENDC = os.environ.get(ASCENDC_ENV) or os.path.join(REPO, "ascendc")
 MODEL_DIR = os.path.join(ASCENDC, "cpu_model")
 OP_KERNEL = os.path.join(ASCENDC, "msa_index_score", "op_kernel")
 OP_HOST = os.path.join(ASCENDC, "msa_index_score", "op_host")
@@ -54,6 +59,37 @@ _COLUMNS = (("half", "half", "f16_f16"), ("bfloat16_t", "bfloat16_t", "bf16_bf16
 
 class ModelError(RuntimeError):
     """The model stopped the kernel: a hazard, a hang, an access out of bounds, ... (the message says)."""
+
+
+class SourceCheckoutError(RuntimeError):
+    """The AscendC sources the model is built from are not there (an installed ms_msa: they are not shipped)."""
+
+
+def check_sources():
+    """Raises SourceCheckoutError, naming the folder looked in, unless the AscendC sources are there."""
+    needed = (os.path.join(MODEL_DIR, "runtime.cc"), os.path.join(OP_KERNEL, "msa_index_score.cpp"),
+              os.path.join(OP_HOST, "tiling_logic.cc"))
+    missing = [path for path in needed if not os.path.isfile(path)]
+    if missing:
+        raise SourceCheckoutError(
+            f"ms_msa.testing.ascend_model needs a source checkout of ms_msa: it builds the AscendC kernel and its "
+            f"CPU model from the ascendc/ folder, looked for in {ASCENDC} ({missing[0]} is missing). `pip install .` "
+            f"does not ship ascendc/: run from a clone of the repository, or set {ASCENDC_ENV} to a clone's ascendc/.")
+
+
+def _compile(target, units, flags, roots, what):
+    """_build.build_library, with the compiler's first error on the first line of a failure's message."""
+    try:
+        return _build.build_library(target, units, flags, roots, exts=(".cc", ".h", ".inc", ".cpp"), what=what)
+    except OSError as err:                    # no compiler: CXX names a program that is not there
+        raise RuntimeError(f"building {what} failed: the C++ compiler could not be run: {err}") from err
+    except RuntimeError as err:
+        head, _, rest = str(err).partition("\n")
+        output = rest.partition("\n")[2]      # after the "$ command" line
+        lines = [line for line in output.splitlines() if line.strip()]
+        first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else
+                     "the compiler failed and printed nothing")
+        raise RuntimeError(f"{head} {first.strip()}\n{rest}") from None
 
 
 def _kernel_units(kernel_dir, columns, extra=()):
@@ -89,11 +125,10 @@ _BUILD_LOCK = threading.Lock()
 @functools.lru_cache(maxsize=1)
 def library():
     """The model library, built when missing or stale."""
+    check_sources()
     with _BUILD_LOCK:
-        path = _build.build_library(library_path(), _units(), [f"-I{MODEL_DIR}", f"-I{OP_KERNEL}", f"-I{OP_HOST}",
-                                                               f"-I{COMMON}"],
-                                    [ASCENDC, COMMON], exts=(".cc", ".h", ".inc", ".cpp"),
-                                    what="the AscendC CPU model")
+        path = _compile(library_path(), _units(), [f"-I{MODEL_DIR}", f"-I{OP_KERNEL}", f"-I{OP_HOST}", f"-I{COMMON}"],
+                        [ASCENDC, COMMON], what="the AscendC CPU model")
     # Global: a kernel variant (kernel_variant) resolves the model's runtime from this library.
     lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     lib.ascend_model_msa_index_score.restype = ctypes.c_int
@@ -119,8 +154,7 @@ class KernelVariant:
         target = os.path.join(build_dir, f"libmsa_kernel_variant_{suffix}.so")
         # -O1: a variant is built per test run; default visibility to reach the model's runtime.
         units = _kernel_units(kernel_dir, [(query, key, suffix)], extra=("-O1", "-fvisibility=default"))
-        path = _build.build_library(target, units, [f"-I{MODEL_DIR}"], [kernel_dir, MODEL_DIR],
-                                    exts=(".cc", ".h", ".inc", ".cpp"), what="a kernel variant")
+        path = _compile(target, units, [f"-I{MODEL_DIR}"], [kernel_dir, MODEL_DIR], what="a kernel variant")
         self._lib = ctypes.CDLL(path)
         self.query, self.key = query, key
         self.aic = ctypes.cast(getattr(self._lib, f"msa_index_score_aic_{suffix}"), ctypes.c_void_p).value
@@ -227,9 +261,11 @@ def msa_index_score(query, key, start_loc=None, block_table=None, scale=None, at
     aic_cores (Cube cores of the chip, default 24), skip_sync_site ("file:line:api" of a sync call the
     model drops, for strictness tests), run (a KernelRun that receives the counters and sync sites),
     kernel (a KernelVariant to run instead of the kernel of ascendc/).
-    Raises TypeError/ValueError as the Ascend backend does, ModelError when the model stops the kernel.
+    Raises TypeError/ValueError as the Ascend backend does, ModelError when the model stops the kernel,
+    SourceCheckoutError without the AscendC sources (an installed package), RuntimeError when the build fails.
     Runs in PyNative mode (the context is switched for the call and restored).
     """
+    check_sources()          # an installed package refuses here, before any work
     attrs = _attrs.normalize(layout_key, sparse_mode, init_blocks, local_blocks, local_window, fill_value,
                              block_size, max_kv_blocks, scale_layout)
     _lib.check_attrs(attrs, _lib.TARGET_ASCEND)
@@ -259,6 +295,19 @@ def counts_table(case_names=None, stream=sys.stdout):
             print(case.name, core, " ".join(str(counts[k]) for k in COUNTER_NAMES), file=stream)
 
 
+def shape_counters(shape, aic_cores):
+    """Our kernel's per-core counters for an ascend_cost.Shape, from a real run on the model with
+    `aic_cores` Cube cores (the estimate's input). Keys live in a small pool of pages: the counts do not
+    depend on their values."""
+    from . import cases
+    case = cases.Case(shape.name, shape.heads, shape.head_dim, 64, (shape.q_tokens,) * shape.batch,
+                      (shape.kv_len,) * shape.batch, dtype="bfloat16", int8_key=shape.int8)
+    inputs = cases.build_inputs(case)
+    run = KernelRun()
+    msa_index_score(*cases.call_args(inputs), **case.attrs(), aic_cores=aic_cores, run=run)
+    return run.counters
+
+
 def ascend_valid(case):
     """Whether the Ascend kernel takes the case (SPEC §7 rows that fit its rules)."""
     return (case.dtype in ("float16", "bfloat16") and case.block_size == 128 and case.head_dim % 16 == 0
@@ -269,7 +318,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--counts", action="store_true", help="print per-core counts of the SPEC §7 matrix")
     parser.add_argument("--case", action="append", help="only this case (repeatable)")
+    parser.add_argument("--estimate", action="store_true",
+                        help="estimated time per call on Ascend (cost model, not a measurement): ours, "
+                             "production, roofline for the M3 index shapes (--case: an M3 shape name)")
+    parser.add_argument("--shape", help="with --estimate: one shape B,Q,K[,int8] (B requests of Q tokens, K keys)")
+    parser.add_argument("--chip", default="A3", choices=("A2", "A3", "950"), help="with --estimate (default A3)")
     args = parser.parse_args(argv)
+    if args.estimate:
+        from . import ascend_estimate
+        ms.set_context(device_target="CPU")
+        ascend_estimate.estimate_main(shape_counters, args.case, args.shape, args.chip)
+        return 0
     if not args.counts:
         parser.print_help()
         return 0

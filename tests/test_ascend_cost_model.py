@@ -1,0 +1,115 @@
+"""The cost model of ms_msa/testing/ascend_cost.py on hand-countable cases, and the production design's
+schedule (ms_msa/testing/ascend_production.py) on a tiny shape counted by hand. Pure Python, no model
+run: quick. Every expected value is written out from the rates table (A3 unless named)."""
+import math
+
+import pytest
+
+from ms_msa.testing import ascend_cost as ac
+from ms_msa.testing import ascend_production as prod
+
+A3 = ac.CHIPS["A3"]
+F = 1.85e9  # A3 clock (ini cube_freq=1850)
+
+
+def zero(**kw):
+    c = dict.fromkeys(ac.COUNTERS, 0)
+    c.update(kw)
+    return c
+
+
+def test_rates_table_a3_as_cited():
+    assert A3.clock_hz == F and A3.aic_cores == 24 and A3.aiv_cores == 48
+    assert A3.cube_macs_per_cycle_fp16 == 4096 and A3.cube_macs_per_cycle_int8 == 8192
+    assert A3.mte2_per_core.fast == 110 * F and A3.mte2_per_core.slow == 32 * F
+    assert A3.mte1_per_core.fast == 512 * F and A3.mte1_per_core.slow == 256 * F
+    assert A3.hbm.fast == A3.hbm.slow == 24 * 32 * F
+    # every rate has a source line, and the unsourced ones say so
+    for key in ("clock_hz", "aic_cores", "mte2_per_core", "hbm", "flag_latency_s", "launch_s"):
+        assert ac.RATE_SOURCES[key]
+    assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["flag_latency_s"]
+    assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["launch_s"]
+
+
+def test_pure_copy_one_core():
+    """1 MiB read by MTE2 and written by MTE3 on one core, nothing else."""
+    n = 1 << 20
+    est = ac.estimate([zero(mte2_bytes=n, mte3_bytes=n)], "A3", compulsory_bytes=2 * n, ring_depth=1)
+    # by hand, fast end: MTE2 1 MiB / (110 B x 1.85 GHz) = 5.153 us; MTE3 1 MiB / (64 B x 1.85 GHz)
+    # = 8.856 us -> MTE3 binds; HBM floor 2 MiB / 1.4208 TB/s = 1.476 us; L2 floor 2 MiB / 4.884 TB/s.
+    mte3 = n / (64 * F)
+    assert est.bound_low == "MTE3"
+    assert est.low == pytest.approx(1e-6 + mte3)
+    # slow end: MTE2 1 MiB / (32 B x 1.85 GHz) = 17.71 us binds (MTE3 stays 8.86 us); launch 5 us
+    mte2_slow = n / (32 * F)
+    assert est.bound_high == "MTE2"
+    assert est.high == pytest.approx(5e-6 + mte2_slow)
+    assert mte3 * 1e6 == pytest.approx(8.856, abs=1e-3) and mte2_slow * 1e6 == pytest.approx(17.712, abs=1e-3)
+
+
+def test_pure_cube_one_core():
+    """1,000,000 fractal MACs (16x16x16) and nothing else: one fractal per cycle."""
+    est = ac.estimate([zero(cube_fractal_macs=10**6)], "A3", compulsory_bytes=0, ring_depth=1)
+    cube = 10**6 * 4096 / (4096 * F)  # = 540.54 us
+    assert est.bound_low == est.bound_high == "Cube"
+    assert est.low == pytest.approx(1e-6 + cube) and est.high == pytest.approx(5e-6 + cube)
+    assert cube * 1e6 == pytest.approx(540.54, abs=0.01)
+
+
+def test_one_page_on_one_core():
+    """One 128-key page, 4 query rows, D 128, bf16, counted by hand as the CPU model counts it:
+    MTE2 = query 4x128x2 + keys 128x128x2 + the S rows back 4x128x4 = 1024 + 32768 + 2048;
+    MTE1 = query 16x128x2 + keys 32768; FIX = 4x128x4; fractals = 1 x 8 x 8; 3 sets (ready + 2 free)."""
+    c = zero(mte2_bytes=1024 + 32768 + 2048, mte1_bytes=4096 + 32768, fix_bytes=2048, cube_fractal_macs=64,
+             vector_repeats=8, mte3_bytes=64, cross_core_sets=3)
+    est = ac.estimate([c], "A3", compulsory_bytes=1024 + 32768 + 64, ring_depth=2)
+    mte2_fast = 35840 / (110 * F)             # 0.176 us, the largest pipe at the fast end
+    mte1_fast = 36864 / (512 * F)             # 0.039 us
+    fix = 2048 / (70 * 2**30)                 # 0.027 us
+    assert mte2_fast > max(mte1_fast, fix, 64 / F, 8 * 1 / (2 * F))
+    assert est.low == pytest.approx(1e-6 + mte2_fast + 2 * 0.05e-6)           # fill + drain, 50 ns each
+    mte2_slow = 35840 / (32 * F)              # 0.605 us
+    assert est.high == pytest.approx(5e-6 + mte2_slow + math.ceil(3 / 2) * 0.5e-6)
+
+
+def test_slowest_core_and_floors():
+    """The call takes its slowest core; an HBM floor above every core binds instead."""
+    fast = zero(mte2_bytes=1000)
+    slow = zero(mte2_bytes=10**6)
+    est = ac.estimate([fast, slow], "A3", compulsory_bytes=0, ring_depth=1)
+    assert est.parts["core_fast"] == pytest.approx(10**6 / (110 * F))
+    est = ac.estimate([slow], "A3", compulsory_bytes=10**9, ring_depth=1)
+    assert est.bound_low == "HBM" and est.low == pytest.approx(1e-6 + 10**9 / (24 * 32 * F))
+
+
+def test_roofline():
+    lo, hi, bound = ac.roofline(10**9, 0, "950")
+    assert bound == "HBM" and lo == pytest.approx(10**9 / 4.0e12) and hi == pytest.approx(10**9 / 1.6e12)
+    lo, hi, bound = ac.roofline(0, 4096 * 24 * 10**6, "A3")
+    assert bound == "Cube" and lo == hi == pytest.approx(10**6 / F)
+
+
+def test_production_schedule_tiny_shape_by_hand():
+    """2 requests x 1 token x 4 heads over 1000 keys (8 blocks, table width 16), bf16, on 3 cores.
+    By the source: one task per request (4 rows <= 128), task i on core i % 3 -> cores 0 and 1.
+    Per task: visible 8 blocks -> 1 computed S-tile of 8 pages; stride 16 -> 2 S-tiles written.
+    AIC: query 4x128x2 = 1024 to L1, 16x128x2 = 4096 to L0A; 8 pages x 32768 B to L1 and to L0B;
+    fractals 8 x (1 x 8 x 8) = 512; FIX 8 x 4 x 128 x 4 = 16384 (fp16 to GM: 8192); 1 set.
+    AIV (2 rows each): computed S-tile: S 2 x 1024 x 2 = 4096 B in; fill of the short pass
+    16 x 1024 x 2 / 256 = 128 repeats, WholeReduceMax 128, Cast 2, stage 2; invalid S-tile: fill 2,
+    stage 2 -> 264 repeats per AIV; score out 2 x 16 x 4 = 128 B per AIV; no reverse set (1 wait)."""
+    shape = ac.Shape("tiny", 2, 1, 1000)
+    assert shape.blocks == 8 and shape.width() == 16
+    counts = prod.core_counts(shape, 3)
+    expect = dict(mte2_bytes=1024 + 8 * 32768 + 2 * 4096, mte1_bytes=4096 + 8 * 32768, mte3_bytes=2 * 128,
+                  fix_bytes=16384, fix_gm_bytes=8192, cube_fractal_macs=512, vector_repeats=2 * 264,
+                  cross_core_sets=1)
+    assert counts[0] == expect and counts[1] == expect
+    assert all(v == 0 for v in counts[2].values())
+
+
+def test_production_ring_reverse_flags():
+    """A 16-S-tile task (1 token over 128 blocks): 16 ready sets by the AIC, and each AIV sets the
+    reverse flag after its 7th and 14th wait (2 x 2 sets)."""
+    counts = prod.core_counts(ac.Shape("ring", 1, 1, 16384), 1)
+    assert counts[0]["cross_core_sets"] == 16 + 4
