@@ -1,7 +1,10 @@
 // This machine's ceilings for the benchmark, measured in the same run as the kernels:
 //   - the fp32 FMA peak per instruction set: independent FMA chains that live in registers (no memory
 //     traffic), on 1..N threads at once;
-//   - copy bandwidth: memcpy of a buffer much larger than the caches, split over 1..N threads.
+//   - copy bandwidth: memcpy of a buffer much larger than the caches, split over 1..N threads;
+//   - read bandwidth: every byte of a buffer much larger than the caches loaded and summed (nothing written), in
+//     blocks visited in a given order (the decode rows' layout: 32 KiB pages of a scrambled block table), split
+//     over 1..N threads.
 // Built by benchmarks/roofline.py with the same compiler as the kernel; not part of the package.
 #include <immintrin.h>
 
@@ -168,6 +171,115 @@ CEILING_EXPORT double MsaBenchCopyGbps(int64_t bytes, int threads, int runs) {
   for (int r = 0; r < std::max(runs, 1); ++r) {
     best = std::max(best, MsaBenchCopyOnceGbps(dst.data(), src.data(), bytes, threads));
   }
+  return best;
+}
+
+namespace {
+
+// The sum of the 64-bit words of [p, p + bytes) (bytes a multiple of 128), with a prefetch of each cache line
+// `lead` bytes ahead in the read order (next: the block read after this one) issued as the loads reach it: the
+// pages of a scrambled block table are scattered and the hardware prefetchers stop at every 4 KiB, so the
+// first lines of each block would otherwise wait on memory with nothing in flight (the kernel asks for its keys
+// a few rows ahead for the same reason, isa_kernels.h KeyPrefetch).
+__attribute__((target("avx2"))) uint64_t SumAvx2(const char *p, int64_t bytes, const char *next, int64_t lead) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t i = 0; i < bytes; i += 128) {
+    if (lead > 0) {
+      const int64_t ahead = i + lead;
+      const char *pf = ahead < bytes ? p + ahead : (next != nullptr ? next + (ahead - bytes) : nullptr);
+      if (pf != nullptr) {
+        __builtin_prefetch(pf, 0, 3);
+        __builtin_prefetch(pf + 64, 0, 3);
+      }
+    }
+    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i)));
+    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 32)));
+    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 64)));
+    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p + i + 96)));
+  }
+  a0 = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+  alignas(32) uint64_t out[4];
+  _mm256_store_si256(reinterpret_cast<__m256i *>(out), a0);
+  return out[0] + out[1] + out[2] + out[3];
+}
+
+uint64_t SumPortable(const char *p, int64_t bytes, const char *next, int64_t lead) {
+  const uint64_t *w = reinterpret_cast<const uint64_t *>(p);
+  uint64_t a[4] = {0, 0, 0, 0};
+  for (int64_t i = 0; i < bytes / 8; i += 16) {
+    if (lead > 0) {
+      const int64_t ahead = i * 8 + lead;
+      const char *pf = ahead < bytes ? p + ahead : (next != nullptr ? next + (ahead - bytes) : nullptr);
+      if (pf != nullptr) {
+        __builtin_prefetch(pf, 0, 3);
+        __builtin_prefetch(pf + 64, 0, 3);
+      }
+    }
+    for (int j = 0; j < 16; ++j) a[j & 3] += w[i + j];
+  }
+  return a[0] + a[1] + a[2] + a[3];
+}
+
+std::atomic<uint64_t> g_read_sink{0};  // every probe's sum ends here: the loads can not be dropped
+
+}  // namespace
+
+// GB/s (bytes read per second) of one pass over `bytes` of buf (the caller's buffer, pages already in; blocks
+// start where the caller aligned them): blocks of `block_bytes` (a multiple of 128 dividing `bytes`) visited in the order `order` (bytes / block_bytes
+// block indices; nullptr: in place, one sequential stream per thread), each block's 64-bit words summed. Thread t
+// reads the t-th contiguous share of the order. lead_bytes: how far ahead in that order each cache line is
+// prefetched (0: none, the hardware prefetchers alone).
+CEILING_EXPORT double MsaBenchReadOnceGbps(const void *buf, int64_t bytes, int64_t block_bytes, const int64_t *order,
+                                           int64_t lead_bytes, int threads) {
+  if (buf == nullptr || bytes <= 0 || block_bytes <= 0 || block_bytes % 128 != 0 || bytes % block_bytes != 0 ||
+      threads < 1) {
+    return -1.0;
+  }
+  const int64_t blocks = bytes / block_bytes;
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  const char *base = static_cast<const char *>(buf);
+  auto read = [&](int t) {
+    const int64_t begin = blocks * t / threads, end = blocks * (t + 1) / threads;
+    uint64_t sum = 0;
+    for (int64_t b = begin; b < end; ++b) {
+      const char *p = base + (order != nullptr ? order[b] : b) * block_bytes;
+      const char *next = b + 1 < end ? base + (order != nullptr ? order[b + 1] : b + 1) * block_bytes : nullptr;
+      sum += avx2 ? SumAvx2(p, block_bytes, next, lead_bytes) : SumPortable(p, block_bytes, next, lead_bytes);
+    }
+    g_read_sink.fetch_add(sum, std::memory_order_relaxed);
+  };
+  return bytes / Parallel(threads, read) / 1e9;
+}
+
+// GB/s of reading `bytes` (as MsaBenchReadOnceGbps) split over `threads` threads, the best of `runs` after one
+// untimed pass; block_bytes 0: in place, else blocks of that size in a shuffled order (a fixed seed) with
+// lead_bytes of prefetch.
+CEILING_EXPORT double MsaBenchReadGbps(int64_t bytes, int64_t block_bytes, int64_t lead_bytes, int threads, int runs) {
+  if (bytes <= 0 || threads < 1) return -1.0;
+  const int64_t block = block_bytes > 0 ? block_bytes : bytes;
+  const int64_t n = bytes / block;
+  if (n < 1) return -1.0;
+  void *buf = std::aligned_alloc(64, (n * block + 63) / 64 * 64);
+  if (buf == nullptr) return -1.0;
+  std::memset(buf, 1, n * block);
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int64_t i = n - 1; i > 0; --i) {  // Fisher-Yates with a xorshift generator: the same order every run
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    std::swap(order[i], order[state % (i + 1)]);
+  }
+  const int64_t *ord = block_bytes > 0 ? order.data() : nullptr;
+  const int64_t size = block_bytes > 0 ? block : std::max<int64_t>(128, bytes / threads / 128 * 128);
+  const int64_t total = block_bytes > 0 ? n * block : size * threads;
+  MsaBenchReadOnceGbps(buf, total, size, ord, lead_bytes, threads);
+  double best = 0.0;
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    best = std::max(best, MsaBenchReadOnceGbps(buf, total, size, ord, lead_bytes, threads));
+  }
+  std::free(buf);
   return best;
 }
 
