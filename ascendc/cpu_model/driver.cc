@@ -3,7 +3,11 @@
 // PackTilingData) on the call's shapes and attributes, global memory for the inputs, the output,
 // the workspace (CANN's reserved system part first) and the tiling bytes, then `blockDim` AI cores
 // (1 AIC + 2 AIV each) running the kernel entry `msa_index_score` of op_kernel/ compiled for the
-// call's dtype column. A C API for ms_msa.testing.ascend_model.
+// call's dtype column. It goes through CANN's CPU-debug interface as a user's main does
+// (tikicpulib.h: GmAlloc, SetKernelMode(MIX_MODE), ICPU_RUN_KF); the kernel is compiled once per core
+// type, and the launched entry calls the one of the calling core (g_coreType). A C API for
+// ms_msa.testing.ascend_model.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "machine.h"
+#include "tikicpulib.h"
 #include "msa_rules.h"
 #include "tiling_logic.h"
 
@@ -77,9 +81,28 @@ void Copy(const std::string &text, char *out, int64_t cap) {
   out[n] = '\0';
 }
 
-struct FreeDeleter {
-  void operator()(uint8_t *p) const { std::free(p); }
+// Global memory of one launch, freed with it.
+struct GmBlocks {
+  std::vector<void *> blocks;
+  uint8_t *Alloc(uint64_t bytes) {
+    blocks.push_back(AscendC::GmAlloc(bytes));
+    return static_cast<uint8_t *>(blocks.back());
+  }
+  ~GmBlocks() {
+    for (void *b : blocks) AscendC::GmFree(b);
+  }
 };
+
+// The entries of the launch (the dtype column's, or a variant's), for the kernel function below.
+Entry g_aic = nullptr, g_aiv = nullptr;
+
+// The kernel function ICPU_RUN_KF launches: the entry compiled for the calling core's type.
+void msa_index_score_entry(GM_ADDR query, GM_ADDR key, GM_ADDR block_table, GM_ADDR scale, GM_ADDR atten_mask,
+                           GM_ADDR actual_seq_qlen, GM_ADDR actual_seq_klen, GM_ADDR start_loc, GM_ADDR score,
+                           GM_ADDR workspace, GM_ADDR tiling) {
+  (g_coreType == AscendC::AIC ? g_aic : g_aiv)(query, key, block_table, scale, atten_mask, actual_seq_qlen,
+                                               actual_seq_klen, start_loc, score, workspace, tiling);
+}
 
 }  // namespace
 
@@ -147,50 +170,55 @@ __attribute__((visibility("default"))) int ascend_model_msa_index_score(
     return 4;
   }
 
-  // Global memory: each input in an allocation of exactly its bytes, so the model sees any read
-  // past it.
-  std::vector<std::vector<uint8_t>> inputs(msa::kNumInputs);
+  // Global memory (GmAlloc): each input in an allocation of exactly its bytes, read-only, so the model
+  // sees any read past it and any write to it.
+  GmBlocks memory;
   uint8_t *gm[msa::kNumInputs] = {nullptr};
   for (int i = 0; i < msa::kNumInputs; ++i) {
     if (!in[i].present()) continue;
     uint64_t n = ElementBytes(in[i].dtype);
     for (int r = 0; r < in[i].ndim; ++r) n *= static_cast<uint64_t>(in[i].dims[r]);
     if (n == 0) continue;
-    inputs[i].assign(static_cast<const uint8_t *>(data[i]), static_cast<const uint8_t *>(data[i]) + n);
-    gm[i] = inputs[i].data();
-    ascend_model::Machine::AddGm(gm[i], n, kInputGmNames[i], ascend_model::GmKind::kReadOnly);
+    gm[i] = memory.Alloc(n);
+    std::memcpy(gm[i], data[i], n);
+    ascend_model::Machine::DescribeGm(gm[i], n, kInputGmNames[i], ascend_model::GmKind::kReadOnly);
   }
-  std::vector<float> out(static_cast<size_t>(outElems), kUnwritten);
-  const uint64_t outBytes = out.size() * sizeof(float);
+  const uint64_t outBytes = static_cast<uint64_t>(outElems) * sizeof(float);
+  float *out = nullptr;
   if (outBytes > 0) {
-    ascend_model::Machine::AddGm(reinterpret_cast<uint8_t *>(out.data()), outBytes, "GM:score",
-                                 ascend_model::GmKind::kReadWrite);
+    out = reinterpret_cast<float *>(memory.Alloc(outBytes));
+    std::fill(out, out + outElems, kUnwritten);
+    ascend_model::Machine::DescribeGm(reinterpret_cast<uint8_t *>(out), outBytes, "GM:score",
+                                      ascend_model::GmKind::kReadWrite);
   }
-  std::unique_ptr<uint8_t, FreeDeleter> workspace(
-      static_cast<uint8_t *>(std::calloc(kSystemWorkspace + plan.userWorkspaceBytes + 1, 1)));
-  ascend_model::Machine::AddGm(workspace.get(), kSystemWorkspace, "GM:system workspace (CANN's reserved part)",
-                               ascend_model::GmKind::kNoAccess);
-  ascend_model::Machine::AddGm(workspace.get() + kSystemWorkspace, plan.userWorkspaceBytes, "GM:workspace",
-                               ascend_model::GmKind::kReadWrite);
-  std::vector<uint8_t> tiling(sizeof(msa_tiling::MsaIndexScoreTilingData));
-  if (msa_tiling::PackTilingData(t, tiling.data(), tiling.size()) != tiling.size()) {
+  uint8_t *ws = memory.Alloc(kSystemWorkspace + plan.userWorkspaceBytes + 1);
+  ascend_model::Machine::DescribeGm(ws, kSystemWorkspace, "GM:system workspace (CANN's reserved part)",
+                                    ascend_model::GmKind::kNoAccess);
+  if (plan.userWorkspaceBytes > 0) {
+    ascend_model::Machine::DescribeGm(ws + kSystemWorkspace, plan.userWorkspaceBytes, "GM:workspace",
+                                      ascend_model::GmKind::kReadWrite);
+  }
+  uint8_t *tl = memory.Alloc(sizeof(msa_tiling::MsaIndexScoreTilingData));
+  if (msa_tiling::PackTilingData(t, tl, sizeof(msa_tiling::MsaIndexScoreTilingData)) !=
+      sizeof(msa_tiling::MsaIndexScoreTilingData)) {
     Copy("PackTilingData failed", message, message_cap);
     return 4;
   }
-  ascend_model::Machine::AddGm(tiling.data(), tiling.size(), "GM:tiling", ascend_model::GmKind::kReadOnly);
+  ascend_model::Machine::DescribeGm(tl, sizeof(msa_tiling::MsaIndexScoreTilingData), "GM:tiling",
+                                    ascend_model::GmKind::kReadOnly);
 
-  ascend_model::LaunchOptions options;
-  options.cores = plan.blockDim;
-  options.skipSyncSite = skip_sync_site ? skip_sync_site : "";
-  // Test knob: the other order of turns (ms_msa.testing.ascend_model's turns="reverse").
-  const char *turns = std::getenv("ASCEND_MODEL_TURNS");
-  options.reverseTurns = turns != nullptr && std::strcmp(turns, "reverse") == 0;
-  uint8_t *scoreGm = outBytes > 0 ? reinterpret_cast<uint8_t *>(out.data()) : nullptr;
-  uint8_t *ws = workspace.get();
-  uint8_t *tl = tiling.data();
-  const ascend_model::RunResult r = ascend_model::Machine::Run(options, [&](bool isAic) {
-    (isAic ? aic : aiv)(gm[0], gm[1], gm[2], gm[3], gm[4], gm[5], gm[6], gm[7], scoreGm, ws, tl);
-  });
+  // The launch, as a user's main does it; the model's knobs: the dropped sync site, no exit on a stop.
+  ascend_model::CpuDebugOptions &knobs = ascend_model::DebugOptions();
+  knobs.skipSyncSite = skip_sync_site ? skip_sync_site : "";
+  knobs.exitOnFailure = false;
+  g_aic = aic;
+  g_aiv = aiv;
+  uint8_t *scoreGm = reinterpret_cast<uint8_t *>(out);
+  AscendC::SetKernelMode(KernelMode::MIX_MODE);
+  ICPU_RUN_KF(msa_index_score_entry, plan.blockDim, gm[0], gm[1], gm[2], gm[3], gm[4], gm[5], gm[6], gm[7], scoreGm,
+              ws, tl);
+  const ascend_model::RunResult r = ascend_model::LastRun();
+  knobs.skipSyncSite.clear();
   {
     std::lock_guard<std::mutex> lock(g_lastMu);
     g_lastSites.clear();
@@ -216,7 +244,7 @@ __attribute__((visibility("default"))) int ascend_model_msa_index_score(
          message, message_cap);
     return 1;
   }
-  if (outElems > 0) std::memcpy(score, out.data(), outBytes);
+  if (outElems > 0) std::memcpy(score, out, outBytes);
   return 0;
 }
 

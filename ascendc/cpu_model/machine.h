@@ -1,6 +1,6 @@
-// The modelled machine as the driver sees it: global-memory allocations, a launch of `cores` AI
-// cores (one AIC thread and two AIV threads each) through a kernel entry, the counters and the
-// error of a run. Not part of the AscendC API.
+// The modelled machine behind tikicpulib.h (GmAlloc, SetKernelMode, ICPU_RUN_KF): the attributes of
+// global-memory allocations, a launch of numBlocks cores in a mode through a kernel entry, the
+// counters and the error of a run. Not part of the AscendC API.
 #ifndef ASCEND_MODEL_MACHINE_H
 #define ASCEND_MODEL_MACHINE_H
 
@@ -23,12 +23,17 @@ struct CoreCounters {
 
 enum class GmKind : uint8_t {
   kReadOnly,  // an input: reads need no shadow, a write stops the run
-  kReadWrite, // output, workspace: every byte shadowed
+  kReadWrite, // output, workspace: every byte shadowed (what GmAlloc gives)
   kNoAccess,  // the system workspace CANN reserves: any access stops the run
 };
 
+// The core types of a launch (CANN's SetKernelMode, tikicpulib.h): MIX = numBlocks AI cores of one
+// AIC and two AIVs, AIC / AIV = numBlocks cores of one type.
+enum class LaunchMode : uint8_t { kMix, kAic, kAiv };
+
 struct LaunchOptions {
-  uint32_t cores = 1;
+  uint32_t cores = 1;  // numBlocks
+  LaunchMode mode = LaunchMode::kMix;
   // A sync call site to drop ("file:line:api", file as its basename), for the strictness tests;
   // empty: none.
   std::string skipSyncSite;
@@ -44,17 +49,28 @@ struct RunResult {
   std::vector<std::string> syncSites;  // every sync call site the run executed ("file:line:api"), sorted
 };
 
-// One run at a time: the machine is a process-wide singleton, serialised by Run.
+// One run at a time: the machine is a process-wide singleton, serialised by Run. Global memory is
+// what GmAlloc (tikicpulib.h) registered; every launch sees every live allocation.
 class Machine {
  public:
-  // Registers a GM allocation for the next run (the memory stays the caller's).
-  static void AddGm(uint8_t *host, uint64_t bytes, const char *name, GmKind kind);
-  // Runs `entry(isAic)` on every thread of `cores` AI cores; clears the allocations afterwards.
-  static RunResult Run(const LaunchOptions &options, const std::function<void(bool isAic)> &entry);
-  // After a run: whether every byte of [host, host + bytes) of a read-write allocation was written.
-  // Only valid inside Run's caller before the next run (the shadow is kept until then).
+  // Gives [host, host + bytes), inside one GmAlloc'd block, its own name and kind: an allocation of
+  // its own for the model's bounds (a GlobalTensor never reaches past it). Model only (the driver).
+  static void DescribeGm(uint8_t *host, uint64_t bytes, const char *name, GmKind kind);
+  // Runs `entry` on every thread of the launch (g_coreType says which core type calls it).
+  static RunResult Run(const LaunchOptions &options, const std::function<void()> &entry);
+  // After a run: how many leading bytes of [host, host + bytes) of a read-write allocation the run
+  // wrote. Only valid before the next run (the shadow is kept until then).
   static uint64_t FirstUnwritten(const uint8_t *host, uint64_t bytes);
 };
+
+// ICPU_RUN_KF's knobs beyond CANN's interface (the driver's; a user's main never needs them).
+struct CpuDebugOptions {
+  std::string skipSyncSite;    // else $ASCEND_MODEL_SKIP_SYNC_SITE
+  bool exitOnFailure = true;   // print the model's message and exit(1) when the run stops
+};
+CpuDebugOptions &DebugOptions();
+// The result of the last ICPU_RUN_KF of the process.
+const RunResult &LastRun();
 
 }  // namespace ascend_model
 

@@ -59,6 +59,18 @@ enum class Access : uint8_t { kRead, kWrite };
 uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Access access, const char *api,
                const Site &site);
 
+// The store of a DMA instruction (MTE3 from UB, FIX from L0C) into GM bytes it has Touched: a plain
+// copy of `bytes` bytes from `src` to `dst`, or, after SetAtomicAdd / Max / Min of the calling core,
+// that operation on elements of `elemBytes` bytes (the run stops when they are not the atomic type's).
+void StoreGm(uint8_t *dst, const uint8_t *src, uint64_t bytes, uint64_t elemBytes, const char *api, const Site &site);
+
+// The padding value SetPadValue set on the calling core for DataCopyPad (GM -> UB, isPad false):
+// copies its `elemBytes` bytes to `out` and returns true, or false when none was set. The run stops
+// when the value's type has another size than the copy's elements.
+bool PadValue(void *out, uint64_t elemBytes, const char *api, const Site &site);
+// SetPadValue: records the calling core's padding value (`supported`: a type the A2/A3 document lists).
+void SetPadValueBytes(const void *value, uint64_t bytes, bool supported, const Site &site);
+
 // Stops the run: a parameter the hardware rejects (misaligned, over capacity, out of range).
 [[noreturn]] void Fail(const char *api, const Site &site, const std::string &message);
 

@@ -353,16 +353,18 @@ inline void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const
   }
   reads.Report();
   writes.Report();
+  std::vector<uint8_t> row(p.nSize * sizeof(T));
   for (uint64_t i = 0; i < p.ndNum; ++i) {
     for (uint64_t r = 0; r < p.mSize; ++r) {
-      uint8_t *row = d.host + (i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T);
       for (uint64_t col = 0; col < p.nSize; ++col) {
         const uint64_t at = i * p.srcNdStride * 256 + (col / 16) * p.srcStride * 16 + r * 16 + col % 16;
         float v;
         std::memcpy(&v, s.host + at * sizeof(U), sizeof(float));
         if (p.reluEn && v < 0.0f) v = 0.0f;
-        StoreFloat<T>(row + col * sizeof(T), v, Rounding::kRint);
+        StoreFloat<T>(row.data() + col * sizeof(T), v, Rounding::kRint);
       }
+      StoreGm(d.host + (i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T), row.data(),
+              row.size(), sizeof(T), api, site);
     }
   }
 }

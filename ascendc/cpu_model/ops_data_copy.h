@@ -6,7 +6,8 @@
 // headers reject does not compile here either.
 //
 // Semantics from CANN's API documents ("DataCopy (GMToL1 ND2NZ)", "DataCopy (GM and UB contiguous)",
-// "DataCopyPad (GMToUB / UBToGM)"). Copies run on MTE2 (GM -> local) and MTE3 (UB -> GM).
+// "DataCopyPad (GMToUB / UBToGM)", "SetPadValue"). Copies run on MTE2 (GM -> local) and MTE3 (UB -> GM);
+// stores to GM go through ascend_model::StoreGm (plain, or the atomic operation SetAtomicAdd enabled).
 //
 // Requires AscendC::LocalTensor<T> / GlobalTensor<T> (with ModelSpan()), ::half and ::bfloat16_t to
 // be declared first (runtime_types.h; kernel_operator.h includes this header after it).
@@ -175,7 +176,11 @@ inline void ContiguousCopy(const char *api, const ascend_model::Site &site, cons
   writes.Add(0, bytes);
   reads.Report();
   writes.Report();
-  std::memmove(d.host, s.host, bytes);
+  if (d.space == Space::kGM) {
+    StoreGm(d.host, s.host, bytes, elemBytes, api, site);
+  } else {
+    std::memmove(d.host, s.host, bytes);
+  }
 }
 }  // namespace model_detail
 
@@ -262,7 +267,11 @@ inline void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, c
   reads.Report();
   writes.Report();
   std::vector<uint8_t> padElem(e, 0xFF);
-  if (padParams.isPad) std::memcpy(padElem.data(), &padParams.paddingValue, e);
+  if (padParams.isPad) {
+    std::memcpy(padElem.data(), &padParams.paddingValue, e);
+  } else if (left + right > 0) {
+    PadValue(padElem.data(), e, api, site);  // SetPadValue's value, if one was set
+  }
   for (uint64_t i = 0; i < p.blockCount; ++i) {
     uint8_t *out = d.host + i * dstPitch;
     const uint8_t *in = s.host + i * srcPitch;
@@ -305,7 +314,24 @@ inline void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, c
   }
   reads.Report();
   writes.Report();
-  for (uint64_t i = 0; i < p.blockCount; ++i) std::memmove(d.host + i * dstPitch, s.host + i * srcPitch, p.blockLen);
+  for (uint64_t i = 0; i < p.blockCount; ++i) {
+    StoreGm(d.host + i * dstPitch, s.host + i * srcPitch, p.blockLen, e, api, site);
+  }
+}
+
+// The value DataCopyPad (GM -> UB) writes into leftPadding / rightPadding when isPad is false
+// ("SetPadValue"): T as the copy's element type; pos VECIN, VECOUT or MAX (either).
+template <typename T, TPosition pos = TPosition::MAX>
+inline void SetPadValue(T paddingValue, const ascend_model::Site &site = ascend_model::Site()) {
+  using ascend_model::ops::Kind;
+  if (pos != TPosition::VECIN && pos != TPosition::VECOUT && pos != TPosition::MAX) {
+    ascend_model::Fail("SetPadValue", site, "pos must be TPosition::VECIN, VECOUT or MAX");
+  }
+  // The types the A2/A3 document lists: the 8- to 32-bit integers, half, bfloat16_t, float, and
+  // int64_t, uint64_t, double.
+  const bool supported = ascend_model::ops::KindOf<T>() != Kind::kOther || std::is_same<T, int64_t>::value ||
+                         std::is_same<T, uint64_t>::value || std::is_same<T, double>::value;
+  ascend_model::SetPadValueBytes(&paddingValue, sizeof(T), supported, site);
 }
 
 }  // namespace AscendC

@@ -1,8 +1,10 @@
 // The modelled machine behind the AscendC API of this folder.
 //
-// Execution. Every AI core is three host threads: its Cube core (AIC) and its two Vector cores (AIV,
-// sub-blocks 0 and 1). The threads take turns under one lock and hand over only when they block on a
-// cross-core flag or finish, so a run is deterministic; hazards do not depend on that order anyway:
+// Execution. A launch (ICPU_RUN_KF, tikicpulib.h) of numBlocks blocks in a kernel mode: MIX_MODE makes
+// every AI core three host threads, its Cube core (AIC) and its two Vector cores (AIV, sub-blocks 0
+// and 1); AIV_MODE / AIC_MODE one thread per block. Global memory is what GmAlloc registered. The
+// threads take turns under one lock and hand over only when they block on a cross-core flag (or
+// SyncAll) or finish, so a run is deterministic; hazards do not depend on that order anyway:
 //
 // Happens-before. Each (thread, pipe) is an agent with a vector clock. A thread issues its
 // instructions in program order to its pipes, which run asynchronously; what orders two accesses of
@@ -14,12 +16,15 @@
 //     CANN requires it between vector instructions that depend on each other (any overlap of one's
 //     reads or writes with the other's writes, the model takes the strict reading) and between
 //     MTE2 / MTE3 copies whose destinations overlap; the other pipes execute in order;
-//   * TQue auto-sync: VECIN EnQue/DeQue = MTE2 -> V, FreeTensor/AllocTensor = V -> MTE2; VECOUT
-//     EnQue/DeQue = V -> MTE3, FreeTensor/AllocTensor = MTE3 -> V;
-//   * CrossCoreSetFlag<2, pipe> (after the pipe's earlier instructions) / CrossCoreWaitFlag, which on
-//     Atlas A2/A3 blocks the issue of all later instructions of the waiting core. Mode 2: an AIC set
-//     counts once on each of its two AIVs; the AIC's counter counts once both AIVs have set. Counters
-//     hold 0-15.
+//   * TQue auto-sync: EnQue/DeQue = producer -> consumer, FreeTensor/AllocTensor = consumer -> producer
+//     (VECIN MTE2 -> V, VECOUT V -> MTE3, A1/B1 MTE2 -> MTE1, A2/B2 MTE1 -> M, CO1 M -> FIX);
+//   * CrossCoreSetFlag<mode, pipe> (after the pipe's earlier instructions) / CrossCoreWaitFlag, which
+//     on Atlas A2/A3 blocks the issue of all later instructions of the waiting core. Mode 0: a set
+//     counts once every core of the caller's type has set, on each of them; mode 1: the same for the
+//     two AIVs of an AI core; mode 2: an AIC set counts once on each of its two AIVs, the AIC's
+//     counter once both AIVs have set. Counters hold 0-15. SyncAll is built from these (flags 11-14)
+//     or, soft, from a GM workspace the participants count in;
+//   * atomic DMA stores (SetAtomicAdd, ...) of one operation and type need no order among themselves.
 // Scalar accesses (GetValue/SetValue) are on PIPE_S: ordering them against a pipe needs S_V, V_S, ...
 //
 // Shadow memory. Every byte of every local buffer and of every writable GM allocation records its
@@ -28,12 +33,15 @@
 // buffer, both calls (file:line) and the synchronisation that would order them.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,10 +49,22 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "runtime_api.h"  // first: it exports the model's declarations (model_hooks.h too)
+#define ASCEND_MODEL_RUNTIME_ONLY
+#include "tikicpulib.h"
 #include "machine.h"
+
+// The calling thread's core type (ASCEND_IS_AIV / ASCEND_IS_AIC of a kernel built once for the host)
+// and the launch's tiling key (ICPU_SET_TILING_KEY).
+thread_local int32_t g_coreType = AscendC::MIX;
+thread_local int64_t block_idx = 0;
+thread_local int64_t block_num = 0;
+thread_local int64_t sub_block_idx = 0;
+thread_local int64_t g_taskRation = 1;
+uint64_t g_tilingKey = 0;
 
 namespace ascend_model {
 namespace {
@@ -53,7 +73,7 @@ using AscendC::HardEvent;
 using AscendC::TPosition;
 
 constexpr int kPipes = 7;                 // Pipe: S, V, M, MTE1, MTE2, MTE3, FIX
-constexpr int kThreadsPerCore = 3;        // AIC, AIV0, AIV1
+constexpr int kMaxBlocks = 128;           // numBlocks the model launches at most
 constexpr int kEventIds = 8;              // EVENT_ID0..7 per HardEvent
 constexpr int kCrossFlags = 16;           // flag ids 0-15 (modes 0, 1, 2)
 constexpr int kCrossCounterMax = 15;      // a counter holds 0-15
@@ -192,6 +212,7 @@ struct Record {
   uint32_t epoch;   // the thread's PipeBarrier count of this pipe (same-pipe ordering)
   const char *api;
   Site site;
+  uint16_t atomic = 0;  // (op << 8) | kind of an atomic DMA store to GM (SetAtomicAdd, ...), else 0
 };
 
 struct Cell {
@@ -225,6 +246,17 @@ struct CrossQueue {
   std::deque<std::pair<Clock, Site>> sets;  // counted sets not yet consumed by a wait
 };
 
+// The sets of a cross-core flag that count only once every member of a group has set (mode 0: all
+// cores of a type; mode 1: the two AIVs of an AI core; mode 2: the two AIVs towards their AIC), by
+// member thread.
+struct GroupSets {
+  std::vector<int> members;
+  std::vector<int> targets;  // threads whose counter counts once per complete round
+  std::map<int, std::deque<std::pair<Clock, Site>>> pending;
+  uint8_t mode = 0;
+  uint16_t flag = 0;
+};
+
 }  // namespace
 
 struct QueueState {
@@ -240,6 +272,7 @@ struct QueueState {
   std::vector<Slot> slots;
   std::deque<int> fifo;
   Site site;
+  int siblings = 0;  // buffers of earlier queues at the same position
 };
 
 namespace {
@@ -247,6 +280,20 @@ namespace {
 struct ThreadCtx {
   int thread = 0, core = 0, role = 0;  // role 0 = AIC, 1/2 = AIV sub-block 0/1
   bool aic() const { return role == 0; }
+  int sub() const { return role == 0 ? 0 : role - 1; }
+  // Core state (InitSocState): the DMA atomic operation, its element kind and size. Unknown at the
+  // kernel entry (a previous operator may have left it on) until InitSocState or a TPipe.
+  bool socKnown = false;
+  uint8_t atomicOp = kAtomicNone, atomicKind = 0, atomicBytes = 0;
+  Site atomicSite;
+  std::vector<uint8_t> padValue;  // SetPadValue (empty: none)
+  // Static Tensor programming: one LocalMemAllocator per memory; not mixed with TPipe buffers.
+  bool allocator[static_cast<int>(AscendC::Hardware::MAX)] = {false};
+  bool usedPipeBuffers = false, usedStatic = false;
+  Site pipeSite, staticSite;
+  std::map<std::tuple<int, int, uint64_t, uint64_t>, const LocalBuffer *> staticBuffers;
+  std::map<uintptr_t, int32_t> softSyncRounds;  // soft SyncAll rounds done, by gmWorkspace
+  int kernelType = -1;                          // KERNEL_TASK_TYPE_DEFAULT, -1: none declared
   Region *local[6] = {nullptr};  // by Space
   uint32_t used[6] = {0};
   std::deque<LocalBuffer> buffers;
@@ -262,7 +309,8 @@ struct ThreadCtx {
   bool curWrote = false;
   // Scheduling.
   enum { kReady, kBlocked, kDone } state = kReady;
-  int waitFlag = -1;
+  const CrossQueue *waitQueue = nullptr;  // what a blocked thread waits on
+  std::string waitWhat;                   // "CrossCoreWaitFlag(3)", "SyncAll", ...
   Site waitSite;
 };
 
@@ -286,10 +334,15 @@ class MachineImpl {
   std::vector<std::unique_ptr<Region>> regions;
   std::map<uintptr_t, Region *> byAddress;  // region start -> region
   std::vector<std::unique_ptr<GmAllocation>> gm;
+  std::vector<std::unique_ptr<std::string>> gmNames;  // the allocations' names (GmAllocation::name)
   std::vector<CoreCounters> counters;
-  // Cross-core counters: [core][role][flag]; AIV sets of mode 2 wait in aivSets until both have set.
-  std::vector<std::array<std::array<CrossQueue, kCrossFlags>, kThreadsPerCore>> cross;
-  std::vector<std::array<std::array<CrossQueue, kCrossFlags>, 2>> aivSets;
+  int perCore = 3;  // threads per block: 3 in MIX mode (AIC, AIV0, AIV1), else 1
+  // Cross-core counters: [thread][flag]; group sets (modes 0, 1, AIV -> AIC of 2) by key.
+  std::vector<std::array<CrossQueue, kCrossFlags>> cross;
+  std::map<std::tuple<int, int, int>, GroupSets> groups;
+  std::map<std::pair<int, uintptr_t>, CrossQueue> softSync;  // soft SyncAll releases, by thread
+  std::map<uintptr_t, GroupSets> softGroups;                  // soft SyncAll arrivals, by gmWorkspace
+  bool tilingKeySet = false;
   std::set<std::string> syncSites;
   bool runDone = true;
   std::vector<std::unique_ptr<std::vector<uint8_t>>> localMemory;
@@ -303,9 +356,12 @@ class MachineImpl {
     regions.clear();
     byAddress.clear();
     gm.clear();
+    gmNames.clear();
     counters.clear();
     cross.clear();
-    aivSets.clear();
+    groups.clear();
+    softSync.clear();
+    softGroups.clear();
     syncSites.clear();
     localMemory.clear();
     aborted = false;
@@ -358,7 +414,10 @@ ThreadCtx &Ctx(const char *api, const Site &site) {
 }
 
 std::string ThreadName(int thread) {
-  const int core = thread / kThreadsPerCore, role = thread % kThreadsPerCore;
+  MachineImpl &m = M();
+  if (m.options.mode == LaunchMode::kAiv) return "AIV of block " + std::to_string(thread);
+  if (m.options.mode == LaunchMode::kAic) return "AIC of block " + std::to_string(thread);
+  const int core = thread / 3, role = thread % 3;
   return (role == 0 ? std::string("AIC") : "AIV" + std::to_string(role - 1)) + " of core " + std::to_string(core);
 }
 
@@ -389,8 +448,10 @@ uint32_t CurrentRecord(ThreadCtx &c, Pipe pipe, Access access, const char *api, 
   }
   MachineImpl &m = M();
   const int agent = m.Agent(c.thread, pipe);
+  const bool atomic = (pipe == Pipe::kMTE3 || pipe == Pipe::kFIX) && c.atomicOp != kAtomicNone &&
+                      c.atomicOp != kAtomicTypeOnly;
   m.records.push_back(Record{static_cast<uint32_t>(agent), m.vc[agent][agent], c.epoch[static_cast<int>(pipe)], api,
-                             site});
+                             site, static_cast<uint16_t>(atomic ? (c.atomicOp << 8) | c.atomicKind : 0)});
   c.curRec = static_cast<uint32_t>(m.records.size() - 1);
   c.curApi = api;
   c.curSite = site;
@@ -474,6 +535,18 @@ uint32_t AddRead(uint32_t r, uint32_t rec, const ThreadCtx &c) {
   return kMulti | static_cast<uint32_t>(m.readSets.size() - 1);
 }
 
+// Calls f(id) for the record ids of a cell's writes or reads (one id, or kMulti | index of a set).
+template <typename F>
+void ForEachId(uint32_t v, F f) {
+  if (v == 0) return;
+  if (!(v & kMulti)) {
+    f(v);
+    return;
+  }
+  const std::vector<uint32_t> &set = M().readSets[v & ~kMulti];
+  for (size_t k = 0; k < set.size(); ++k) f(set[k]);
+}
+
 }  // namespace
 
 // ---- Touch: the one entry of every instruction's memory access -------------------------------------
@@ -507,6 +580,12 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
     Fail(api, site, "access to the local memory of another core (" + region->name + ")");
   }
   if (region->kind == GmKind::kNoAccess) Fail(api, site, "access to " + region->name);
+  if (access == Access::kWrite && span.space == Space::kGM && (pipe == Pipe::kMTE3 || pipe == Pipe::kFIX) &&
+      !c.socKnown) {
+    Fail(api, site,
+         "a DMA store to GM while the core's atomic state is undefined (a previous operator may have left atomic "
+         "accumulation on): static Tensor programming must call InitSocState() at the kernel entry (a TPipe does it)");
+  }
   const uint32_t rec = CurrentRecord(c, pipe, access, api, site);
   if (access == Access::kRead) {
     CoreCounters &k = m.counters[c.core];
@@ -522,15 +601,18 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
     if (access == Access::kWrite) Fail(api, site, "writes " + region->name + ", an input of the kernel");
     return host;
   }
-  // Shadow: consecutive cells in the same state get the same verdict and the same new state.
+  // Shadow: consecutive cells in the same state get the same verdict and the same new state. The
+  // writes of a cell are one record, or a set of atomic stores of one operation and type that need
+  // no order among themselves (the hardware combines them), as reads are.
   const uint64_t first = static_cast<uint64_t>(host - region->host);
   Cell *cells = region->cells.data() + first;
-  uint32_t lastW = 0xffffffffu, lastR = 0xffffffffu, newR = 0;
+  const uint16_t atomic = access == Access::kWrite && span.space == Space::kGM ? m.records[rec].atomic : 0;
+  uint32_t lastW = 0xffffffffu, lastR = 0xffffffffu, newR = 0, newW = rec;
   for (uint64_t i = 0; i < bytes; ++i) {
     Cell &cell = cells[i];
     if (cell.w == lastW && cell.r == lastR) {
       if (access == Access::kWrite) {
-        cell.w = rec;
+        cell.w = newW;
         cell.r = 0;
       } else {
         cell.r = newR;
@@ -541,22 +623,28 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
     lastR = cell.r;
     if (access == Access::kWrite) {
       // Reads first: a missing write-after-read event explains more than the write before them.
-      if (cell.r & kMulti) {
-        for (uint32_t id : m.readSets[cell.r & ~kMulti]) {
-          if (!Ordered(m.records[id], id, rec, Conflict::kWAR, c)) Hazard("WAR", *region, span, first + i, id, rec);
-        }
-      } else if (cell.r != 0 && !Ordered(m.records[cell.r], cell.r, rec, Conflict::kWAR, c)) {
-        Hazard("WAR", *region, span, first + i, cell.r, rec);
+      ForEachId(cell.r, [&](uint32_t id) {
+        if (!Ordered(m.records[id], id, rec, Conflict::kWAR, c)) Hazard("WAR", *region, span, first + i, id, rec);
+      });
+      std::vector<uint32_t> kept;
+      ForEachId(cell.w, [&](uint32_t id) {
+        const bool combines = atomic != 0 && m.records[id].atomic == atomic;
+        if (Ordered(m.records[id], id, rec, combines ? Conflict::kNone : Conflict::kWAW, c)) return;
+        if (!combines) Hazard("WAW", *region, span, first + i, id, rec);
+        kept.push_back(id);
+      });
+      newW = rec;
+      if (!kept.empty()) {
+        kept.push_back(rec);
+        m.readSets.push_back(std::move(kept));
+        newW = kMulti | static_cast<uint32_t>(m.readSets.size() - 1);
       }
-      if (cell.w != 0 && !Ordered(m.records[cell.w], cell.w, rec, Conflict::kWAW, c)) {
-        Hazard("WAW", *region, span, first + i, cell.w, rec);
-      }
-      cell.w = rec;
+      cell.w = newW;
       cell.r = 0;
     } else {
-      if (cell.w != 0 && !Ordered(m.records[cell.w], cell.w, rec, Conflict::kRAW, c)) {
-        Hazard("RAW", *region, span, first + i, cell.w, rec);
-      }
+      ForEachId(cell.w, [&](uint32_t id) {
+        if (!Ordered(m.records[id], id, rec, Conflict::kRAW, c)) Hazard("RAW", *region, span, first + i, id, rec);
+      });
       newR = cell.r == rec ? rec : AddRead(cell.r, rec, c);
       cell.r = newR;
     }
@@ -591,10 +679,162 @@ const GmAllocation *FindGm(const void *p) {
 }
 
 void CheckKernelType(KernelMetaType type, const Site &site) {
-  Ctx("KERNEL_TASK_TYPE_DEFAULT", site);
-  if (type != KERNEL_TYPE_MIX_AIC_1_2) {
-    Fail("KERNEL_TASK_TYPE_DEFAULT", site, "the model launches MIX kernels with 1 AIC : 2 AIV only");
+  ThreadCtx &c = Ctx("KERNEL_TASK_TYPE_DEFAULT", site);
+  // The kernel types each launch mode runs ("设置Kernel类型", "SetKernelMode"): MIX mode runs the
+  // 1 AIC : 2 AIV ratio; AIV_MODE vector-only kernels, AIC_MODE cube-only ones.
+  const LaunchMode mode = M().options.mode;
+  bool ok = false;
+  const char *wants = "";
+  switch (mode) {
+    case LaunchMode::kMix:
+      ok = type == KERNEL_TYPE_MIX_AIC_1_2;
+      wants = "KERNEL_TYPE_MIX_AIC_1_2 (other AIC : AIV ratios are not modelled)";
+      break;
+    case LaunchMode::kAiv:
+      ok = type == KERNEL_TYPE_AIV_ONLY || type == KERNEL_TYPE_MIX_AIV_1_0;
+      wants = "KERNEL_TYPE_AIV_ONLY or KERNEL_TYPE_MIX_AIV_1_0";
+      break;
+    case LaunchMode::kAic:
+      ok = type == KERNEL_TYPE_AIC_ONLY || type == KERNEL_TYPE_MIX_AIC_1_0;
+      wants = "KERNEL_TYPE_AIC_ONLY or KERNEL_TYPE_MIX_AIC_1_0";
+      break;
   }
+  if (!ok) {
+    Fail("KERNEL_TASK_TYPE_DEFAULT", site,
+         std::string("kernel type ") + std::to_string(static_cast<int>(type)) + " in a " +
+             (mode == LaunchMode::kMix ? "MIX_MODE" : mode == LaunchMode::kAiv ? "AIV_MODE" : "AIC_MODE") +
+             " launch: the model runs " + wants + " there");
+  }
+  c.kernelType = type;
+}
+
+// ---- core state, atomics, padding, tiling key ---------------------------------------------------------------
+void PipeConstructed(const Site &site) {
+  if (tls == nullptr) return;  // a TPipe outside a kernel run (host code) has no core to initialise
+  InitSoc(site);
+}
+
+void InitSoc(const Site &site) {
+  ThreadCtx &c = Ctx("InitSocState", site);
+  c.socKnown = true;
+  c.atomicOp = kAtomicNone;  // "InitSocState": atomic accumulation off
+  c.atomicKind = 0;
+  c.atomicBytes = 0;
+}
+
+void SetAtomic(uint8_t op, uint8_t kind, uint8_t elemBytes, const char *api, const Site &site) {
+  ThreadCtx &c = Ctx(api, site);
+  CheckAbort();
+  if (op != kAtomicNone && kind == 0) {
+    Fail(api, site, "Atlas A2/A3 take int8_t, int16_t, half, bfloat16_t, int32_t and float for atomic DMA stores");
+  }
+  if (op == kAtomicNone) {
+    c.atomicOp = kAtomicNone;
+    c.atomicKind = 0;
+    c.atomicBytes = 0;
+  } else if (op == kAtomicTypeOnly) {
+    c.atomicKind = kind;  // SetAtomicType: the type of the operation in force (or of a later one)
+    c.atomicBytes = elemBytes;
+    if (c.atomicOp == kAtomicNone) c.atomicOp = kAtomicTypeOnly;
+  } else {
+    c.atomicOp = op;
+    c.atomicKind = kind;
+    c.atomicBytes = elemBytes;
+  }
+  c.atomicSite = site;
+  c.socKnown = true;  // the atomic state is now the kernel's own
+  EndInstruction(c);
+}
+
+namespace {
+// One element of an atomic store: dst = dst (op) src, for the element kinds of AtomicKind.
+template <typename T>
+bool CombineInt(uint8_t *dst, const uint8_t *src, uint8_t op) {
+  T a, b;
+  std::memcpy(&a, dst, sizeof(T));
+  std::memcpy(&b, src, sizeof(T));
+  int64_t r = op == kAtomicAdd ? static_cast<int64_t>(a) + b : op == kAtomicMax ? std::max<int64_t>(a, b)
+                                                                                 : std::min<int64_t>(a, b);
+  if (r < std::numeric_limits<T>::min() || r > std::numeric_limits<T>::max()) return false;
+  const T v = static_cast<T>(r);
+  std::memcpy(dst, &v, sizeof(T));
+  return true;
+}
+template <typename T>
+void CombineFloat(uint8_t *dst, const uint8_t *src, uint8_t op) {
+  T a, b;
+  std::memcpy(&a, dst, sizeof(T));
+  std::memcpy(&b, src, sizeof(T));
+  const float x = static_cast<float>(a), y = static_cast<float>(b);
+  // Add: the sum of the two values rounded once to T (to nearest even); max / min as IEEE maxNum.
+  const float r = op == kAtomicAdd ? x + y : op == kAtomicMax ? std::fmax(x, y) : std::fmin(x, y);
+  const T v = static_cast<T>(r);
+  std::memcpy(dst, &v, sizeof(T));
+}
+}  // namespace
+
+void StoreGm(uint8_t *dst, const uint8_t *src, uint64_t bytes, uint64_t elemBytes, const char *api,
+             const Site &site) {
+  ThreadCtx &c = Ctx(api, site);
+  if (c.atomicOp == kAtomicNone || c.atomicOp == kAtomicTypeOnly) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  if (elemBytes != c.atomicBytes) {
+    Fail(api, site, "an atomic store of " + std::to_string(elemBytes) + "-byte elements while the atomic type set at " +
+                        Where(c.atomicSite) + " has " + std::to_string(c.atomicBytes) + "-byte elements");
+  }
+  for (uint64_t off = 0; off + elemBytes <= bytes; off += elemBytes) {
+    bool ok = true;
+    switch (c.atomicKind) {
+      case 1: {  // float: the sum in double rounds to the same float as an exact sum rounded once
+        float a, b;
+        std::memcpy(&a, dst + off, 4);
+        std::memcpy(&b, src + off, 4);
+        const float r = c.atomicOp == kAtomicAdd ? static_cast<float>(static_cast<double>(a) + b)
+                        : c.atomicOp == kAtomicMax ? std::fmax(a, b) : std::fmin(a, b);
+        std::memcpy(dst + off, &r, 4);
+        break;
+      }
+      case 2: CombineFloat<::half>(dst + off, src + off, c.atomicOp); break;
+      case 3: CombineFloat<::bfloat16_t>(dst + off, src + off, c.atomicOp); break;
+      case 4: ok = CombineInt<int8_t>(dst + off, src + off, c.atomicOp); break;
+      case 5: ok = CombineInt<int16_t>(dst + off, src + off, c.atomicOp); break;
+      case 6: ok = CombineInt<int32_t>(dst + off, src + off, c.atomicOp); break;
+      default: Fail(api, site, "atomic type not modelled");
+    }
+    if (!ok) {
+      Fail(api, site, "an integer atomic accumulation overflows its type: what the hardware does then is not "
+                      "documented, so the model stops");
+    }
+  }
+}
+
+void SetPadValueBytes(const void *value, uint64_t bytes, bool supported, const Site &site) {
+  ThreadCtx &c = Ctx("SetPadValue", site);
+  if (!supported) Fail("SetPadValue", site, "this type is not among the padding types Atlas A2/A3 take");
+  c.padValue.assign(static_cast<const uint8_t *>(value), static_cast<const uint8_t *>(value) + bytes);
+  EndInstruction(c);
+}
+
+bool PadValue(void *out, uint64_t elemBytes, const char *api, const Site &site) {
+  ThreadCtx &c = Ctx(api, site);
+  if (c.padValue.empty()) return false;
+  if (c.padValue.size() != elemBytes) {
+    Fail(api, site, "SetPadValue's value has " + std::to_string(c.padValue.size()) +
+                        " bytes, the copied elements " + std::to_string(elemBytes) +
+                        ": the padding value must have the copy's type");
+  }
+  std::memcpy(out, c.padValue.data(), elemBytes);
+  return true;
+}
+
+bool TilingKeyIs(uint64_t key, const Site &site) {
+  Ctx("TILING_KEY_IS", site);
+  if (!M().tilingKeySet) {
+    Fail("TILING_KEY_IS", site, "no tiling key was set for this launch (ICPU_SET_TILING_KEY before ICPU_RUN_KF)");
+  }
+  return g_tilingKey == key;
 }
 
 void CopyTiling(void *dst, const uint8_t *tiling, uint64_t bytes, const Site &site) {
@@ -632,6 +872,9 @@ std::string BufferNameAt(const Site &site, Space space) {
   return name;
 }
 
+// The local memory of a TPosition on Atlas A2/A3 ("通用说明和约束", TPosition to physical memory);
+// false for the positions not modelled (C2: BiasTable, CO2 and SPM: GM, C2PIPE2GM: Fixpipe Buffer,
+// TSCM, ...).
 bool SpaceOf(TPosition pos, Space *out) {
   switch (pos) {
     case TPosition::A1:
@@ -647,13 +890,137 @@ bool SpaceOf(TPosition pos, Space *out) {
   }
 }
 
+const char *PositionName(TPosition pos) {
+  switch (pos) {
+    case TPosition::GM: return "GM";
+    case TPosition::A1: return "A1";
+    case TPosition::A2: return "A2";
+    case TPosition::B1: return "B1";
+    case TPosition::B2: return "B2";
+    case TPosition::C1: return "C1";
+    case TPosition::C2: return "C2 (BiasTable Buffer)";
+    case TPosition::CO1: return "CO1";
+    case TPosition::CO2: return "CO2 (GM on A2/A3)";
+    case TPosition::VECIN: return "VECIN";
+    case TPosition::VECOUT: return "VECOUT";
+    case TPosition::VECCALC: return "VECCALC";
+    case TPosition::SPM: return "SPM";
+    case TPosition::TSCM: return "TSCM";
+    case TPosition::C2PIPE2GM: return "C2PIPE2GM (Fixpipe Buffer)";
+    case TPosition::C2PIPE2LOCAL: return "C2PIPE2LOCAL";
+    default: return "MAX";
+  }
+}
+
+// The local memory region of the calling core for `space`, created on first use.
+Region *LocalRegion(ThreadCtx &c, Space space) {
+  MachineImpl &m = M();
+  const int s = static_cast<int>(space);
+  if (c.local[s] == nullptr) {
+    const uint32_t cap = Capacity(space);
+    m.localMemory.push_back(std::make_unique<std::vector<uint8_t>>(cap, 0xA5));
+    c.local[s] = m.AddRegion(m.localMemory.back()->data(), cap, space,
+                             std::string(SpaceName(space)) + " of " + ThreadName(c.thread), GmKind::kReadWrite,
+                             c.thread);
+  }
+  return c.local[s];
+}
+
+void CheckNotMixed(ThreadCtx &c, bool pipeBuffers, const char *api, const Site &site) {
+  if (pipeBuffers) {
+    if (c.usedStatic) {
+      Fail(api, site, "TPipe buffers on a core that uses static Tensor programming (LocalMemAllocator / "
+                      "LocalTensor(pos, addr, len) at " + Where(c.staticSite) + "): the two do not mix");
+    }
+    if (!c.usedPipeBuffers) c.pipeSite = site;
+    c.usedPipeBuffers = true;
+  } else {
+    if (c.usedPipeBuffers) {
+      Fail(api, site, "static Tensor programming on a core that allocates TPipe buffers (InitBuffer at " +
+                          Where(c.pipeSite) + "): the two do not mix");
+    }
+    if (!c.usedStatic) c.staticSite = site;
+    c.usedStatic = true;
+  }
+}
+
 }  // namespace
+
+AscendC::Hardware HardwareOf(TPosition pos) {
+  Space s;
+  if (!SpaceOf(pos, &s)) return AscendC::Hardware::MAX;
+  switch (s) {
+    case Space::kUB: return AscendC::Hardware::UB;
+    case Space::kL1: return AscendC::Hardware::L1;
+    case Space::kL0A: return AscendC::Hardware::L0A;
+    case Space::kL0B: return AscendC::Hardware::L0B;
+    case Space::kL0C: return AscendC::Hardware::L0C;
+    default: return AscendC::Hardware::MAX;
+  }
+}
+
+void AllocatorCreated(AscendC::Hardware hard, const Site &site) {
+  ThreadCtx &c = Ctx("LocalMemAllocator", site);
+  const int h = static_cast<int>(hard);
+  if (hard != AscendC::Hardware::UB && hard != AscendC::Hardware::L1 && hard != AscendC::Hardware::L0A &&
+      hard != AscendC::Hardware::L0B && hard != AscendC::Hardware::L0C) {
+    Fail("LocalMemAllocator", site, "this Hardware (GM, BIAS, FIXBUF) is not modelled");
+  }
+  if (c.allocator[h]) {
+    Fail("LocalMemAllocator", site, "a second LocalMemAllocator of one Hardware: only one may exist per kernel");
+  }
+  c.allocator[h] = true;
+}
+
+const LocalBuffer *StaticBuffer(TPosition pos, uint64_t addr, uint64_t bytes, const Site &site) {
+  const char *api = "LocalTensor(TPosition, addr, tileSize)";
+  ThreadCtx &c = Ctx(api, site);
+  Space space;
+  if (!SpaceOf(pos, &space)) Fail(api, site, std::string("TPosition ") + PositionName(pos) + " is not modelled");
+  if ((space != Space::kUB) != c.aic()) {
+    Fail(api, site, std::string(SpaceName(space)) + " does not exist on the " + (c.aic() ? "AIC" : "AIV"));
+  }
+  CheckNotMixed(c, false, api, site);
+  if (addr % kUbBlock != 0) Fail(api, site, "addr = " + std::to_string(addr) + " is not 32-byte aligned");
+  const uint32_t cap = Capacity(space);
+  if (addr + bytes > cap) {
+    Fail(api, site, "out of capacity: bytes [" + std::to_string(addr) + ", " + std::to_string(addr + bytes) +
+                        ") exceed the " + std::to_string(cap) + " bytes of " + SpaceName(space));
+  }
+  const uint64_t len = std::min<uint64_t>((bytes + kUbBlock - 1) / kUbBlock * kUbBlock, cap - addr);
+  const auto key = std::make_tuple(static_cast<int>(space), static_cast<int>(pos), addr, len);
+  auto it = c.staticBuffers.find(key);
+  if (it != c.staticBuffers.end()) return it->second;
+  Region *r = LocalRegion(c, space);
+  if (r->cells.size() < addr + len) r->cells.resize(addr + len);
+  LocalBuffer b;
+  b.space = space;
+  b.position = pos;
+  b.host = r->host + addr;
+  b.bytes = static_cast<uint32_t>(len);
+  b.address = static_cast<uint32_t>(addr);
+  b.thread = c.thread;
+  b.initSite = site;
+  static std::mutex namesMu;
+  static std::set<std::string> names;
+  {
+    std::lock_guard<std::mutex> lock(namesMu);
+    b.name = names.insert(std::string(PositionName(pos)) + " tensor at " + SpaceName(space) + " address " +
+                          std::to_string(addr))
+                 .first->c_str();
+  }
+  c.buffers.push_back(b);
+  c.staticBuffers[key] = &c.buffers.back();
+  return &c.buffers.back();
+}
 
 const LocalBuffer *AllocBuffer(TPosition pos, uint32_t bytes, const Site &site) {
   ThreadCtx &c = Ctx("TPipe::InitBuffer", site);
-  MachineImpl &m = M();
   Space space;
-  if (!SpaceOf(pos, &space)) Fail("TPipe::InitBuffer", site, "this TPosition is not modelled");
+  if (!SpaceOf(pos, &space)) {
+    Fail("TPipe::InitBuffer", site, std::string("TPosition ") + PositionName(pos) + " is not modelled");
+  }
+  CheckNotMixed(c, true, "TPipe::InitBuffer", site);
   const bool cubeSpace = space != Space::kUB;
   if (cubeSpace != c.aic()) {
     Fail("TPipe::InitBuffer", site,
@@ -669,13 +1036,7 @@ const LocalBuffer *AllocBuffer(TPosition pos, uint32_t bytes, const Site &site) 
        << " bytes of " << SpaceName(space) << " of the " << ThreadName(c.thread);
     Fail("TPipe::InitBuffer", site, os.str());
   }
-  if (c.local[s] == nullptr) {
-    m.localMemory.push_back(std::make_unique<std::vector<uint8_t>>(cap, 0xA5));
-    c.local[s] = m.AddRegion(m.localMemory.back()->data(), cap, space,
-                             std::string(SpaceName(space)) + " of " + ThreadName(c.thread), GmKind::kReadWrite,
-                             c.thread);
-  }
-  Region *r = c.local[s];
+  Region *r = LocalRegion(c, space);
   if (r->cells.size() < c.used[s] + len) r->cells.resize(c.used[s] + len);
   LocalBuffer b;
   b.space = space;
@@ -705,22 +1066,35 @@ QueueState *NewQueue(TPosition pos, int32_t depth, const Site &site) {
   q.pos = pos;
   q.depth = depth;
   q.site = site;
-  if (pos == TPosition::VECIN) {
-    q.producer = Pipe::kMTE2;
-    q.consumer = Pipe::kV;
-  } else if (pos == TPosition::VECOUT) {
-    q.producer = Pipe::kV;
-    q.consumer = Pipe::kMTE3;
-  } else {
-    Fail("TPipe::InitBuffer", site, "queues are modelled for VECIN and VECOUT only");
+  // The pipe that fills a queue's buffers and the one that drains them, by the data flow of its
+  // position ("TQue": VECIN, VECOUT, A1, A2, B1, B2, CO1, CO2): EnQue/DeQue order producer ->
+  // consumer, FreeTensor/AllocTensor consumer -> producer.
+  switch (pos) {
+    case TPosition::VECIN: q.producer = Pipe::kMTE2; q.consumer = Pipe::kV; break;     // GM -> UB -> V
+    case TPosition::VECOUT: q.producer = Pipe::kV; q.consumer = Pipe::kMTE3; break;    // V -> UB -> GM
+    case TPosition::A1:
+    case TPosition::B1: q.producer = Pipe::kMTE2; q.consumer = Pipe::kMTE1; break;     // GM -> L1 -> L0
+    case TPosition::A2:
+    case TPosition::B2: q.producer = Pipe::kMTE1; q.consumer = Pipe::kM; break;        // L1 -> L0A/B -> Mmad
+    case TPosition::CO1: q.producer = Pipe::kM; q.consumer = Pipe::kFIX; break;        // Mmad -> L0C -> Fixpipe
+    default:
+      Fail("TPipe::InitBuffer", site, std::string("a TQue at TPosition ") + PositionName(pos) +
+                                          " is not modelled (VECIN, VECOUT, A1, A2, B1, B2, CO1 are)");
   }
   if (depth < 1) Fail("TPipe::InitBuffer", site, "queue depth must be at least 1");
+  int buffers = 0;  // "TQue Buffer限制": at most 8 queue buffers per position (one event id each)
+  for (const QueueState &other : c.queues) buffers += other.pos == pos ? static_cast<int>(other.slots.size()) : 0;
+  q.siblings = buffers;
   c.queues.push_back(std::move(q));
   return &c.queues.back();
 }
 
 void QueueInit(QueueState *q, uint8_t num, uint32_t len, const Site &site) {
   if (num == 0) Fail("TPipe::InitBuffer", site, "num is 0");
+  if (q->siblings + num > 8) {
+    Fail("TPipe::InitBuffer", site, "more than 8 TQue buffers at one TPosition (one event id each: the documented "
+                                    "TQue buffer limit)");
+  }
   MachineImpl &m = M();
   for (uint8_t i = 0; i < num; ++i) {
     QueueState::Slot slot;
@@ -862,22 +1236,17 @@ void WaitFlagOn(HardEvent event, int32_t id, const Site &site) {
   EndInstruction(c);
 }
 
+namespace {
+void BarrierAllPipes(ThreadCtx &c);
+}  // namespace
+
 void Barrier(pipe_t pipe, const Site &site) {
   ThreadCtx &c = Ctx("PipeBarrier", site);
   CheckAbort();
-  MachineImpl &m = M();
   Pipe p;
   if (pipe == PIPE_ALL) {
     if (Skipped("PipeBarrier", site)) return;
-    Clock all(m.agents, 0);
-    for (int i = 0; i < kPipes; ++i) Join(&all, m.vc[m.Agent(c.thread, static_cast<Pipe>(i))]);
-    for (int i = 0; i < kPipes; ++i) {
-      const int a = m.Agent(c.thread, static_cast<Pipe>(i));
-      m.selfDone[a] = all[a];
-      m.vc[a] = all;
-      ++m.vc[a][a];
-      ++c.epoch[i];
-    }
+    BarrierAllPipes(c);
   } else if (ToPipe(pipe, &p)) {
     if (!PipeOnCore(p, c.aic())) Fail("PipeBarrier", site, std::string("no pipe ") + PipeName(p) + " on this core");
     if (Skipped("PipeBarrier", site)) return;
@@ -919,7 +1288,7 @@ void ReleaseEvent(HardEvent event, AscendC::TEventID id, const Site &site) {
   c.allocatedEvents[static_cast<int>(event)] &= static_cast<uint8_t>(~(1u << id));
 }
 
-// ---- cross-core flags and scheduling ---------------------------------------------------------------------
+// ---- cross-core flags, SyncAll and scheduling --------------------------------------------------------------
 namespace {
 
 // Hands the turn to the next thread that can run (round robin after `self`), or reports the
@@ -929,10 +1298,7 @@ void HandOver(MachineImpl &m, int self) {
     const int t = m.options.reverseTurns ? (self - k + 2 * m.threads) % m.threads : (self + k) % m.threads;
     ThreadCtx &o = m.ctx[t];
     if (o.state == ThreadCtx::kDone) continue;
-    if (o.state == ThreadCtx::kBlocked && !m.aborted) {
-      const auto &q = m.cross[o.core][o.role][o.waitFlag];
-      if (q.sets.empty()) continue;
-    }
+    if (o.state == ThreadCtx::kBlocked && !m.aborted && o.waitQueue->sets.empty()) continue;
     m.running = t;
     m.cv.notify_all();
     return;
@@ -946,66 +1312,59 @@ std::string DeadlockMessage(MachineImpl &m) {
   os << "hang: every live core waits on a cross-core flag that no one will set:";
   for (const ThreadCtx &o : m.ctx) {
     if (o.state == ThreadCtx::kBlocked) {
-      os << " " << ThreadName(o.thread) << " in CrossCoreWaitFlag(" << o.waitFlag << ") at " << Where(o.waitSite)
-         << ";";
+      os << " " << ThreadName(o.thread) << " in " << o.waitWhat << " at " << Where(o.waitSite) << ";";
     }
   }
   return os.str();
 }
 
-void Push(MachineImpl &m, CrossQueue &q, Clock clock, const Site &site, const std::string &who) {
+void Push(MachineImpl &, CrossQueue &q, Clock clock, const Site &site, const std::string &who) {
   if (static_cast<int>(q.sets.size()) >= kCrossCounterMax) {
     Stop("CrossCoreSetFlag at " + Where(site) + ": the flag counter of " + who + " would exceed 15");
   }
   q.sets.emplace_back(std::move(clock), site);
 }
 
-}  // namespace
-
-void CrossCoreSet(uint8_t mode, pipe_t pipe, uint16_t flagId, const Site &site) {
-  ThreadCtx &c = Ctx("CrossCoreSetFlag", site);
-  CheckAbort();
-  MachineImpl &m = M();
-  Pipe p;
-  if (!ToPipe(pipe, &p) || !PipeOnCore(p, c.aic())) Fail("CrossCoreSetFlag", site, "pipe not on this core");
-  if (flagId >= kCrossFlags) Fail("CrossCoreSetFlag", site, "flagId outside 0-15");
-  if (mode != 2) Fail("CrossCoreSetFlag", site, "only mode 2 (AIC <-> its AIVs) is modelled");
-  if (Skipped("CrossCoreSetFlag", site)) return;
-  Clock snap;
-  Release(c, p, &snap);
-  ++m.counters[c.core].crossCoreSets;
-  if (c.aic()) {
-    for (int role = 1; role < kThreadsPerCore; ++role) {
-      Push(m, m.cross[c.core][role][flagId], snap, site, ThreadName(c.core * kThreadsPerCore + role));
+// A set of `self` in a group that counts once all members have set: when every member holds a set,
+// one of each is consumed and their joined clock counts once on each target's queue.
+void Arrive(MachineImpl &m, GroupSets &g, int self, Clock clock, const Site &site,
+            const std::function<CrossQueue &(int)> &queueOf) {
+  auto &mine = g.pending[self];
+  if (static_cast<int>(mine.size()) >= kCrossCounterMax) {
+    Stop("CrossCoreSetFlag at " + Where(site) + ": the pending sets of " + ThreadName(self) + " would exceed 15");
+  }
+  mine.emplace_back(std::move(clock), site);
+  for (;;) {
+    for (int t : g.members) {
+      if (g.pending[t].empty()) return;
     }
-  } else {
-    auto &mine = m.aivSets[c.core][c.role - 1][flagId];
-    Push(m, mine, snap, site, "the AIC of core " + std::to_string(c.core) + " (pending AIV sets)");
-    auto &a = m.aivSets[c.core][0][flagId];
-    auto &b = m.aivSets[c.core][1][flagId];
-    while (!a.sets.empty() && !b.sets.empty()) {  // both AIVs have set: the AIC's counter counts one
-      Clock joined = a.sets.front().first;
-      Join(&joined, b.sets.front().first);
-      a.sets.pop_front();
-      b.sets.pop_front();
-      Push(m, m.cross[c.core][0][flagId], std::move(joined), site, ThreadName(c.core * kThreadsPerCore));
+    Clock joined(m.agents, 0);
+    for (int t : g.members) {
+      Join(&joined, g.pending[t].front().first);
+      g.pending[t].pop_front();
     }
+    for (int t : g.targets) Push(m, queueOf(t), joined, site, ThreadName(t));
   }
 }
 
-void CrossCoreWait(uint8_t mode, pipe_t pipe, uint16_t flagId, const Site &site) {
-  ThreadCtx &c = Ctx("CrossCoreWaitFlag", site);
-  CheckAbort();
+// The threads of one core type in the launch.
+std::vector<int> ThreadsOf(MachineImpl &m, bool aic) {
+  std::vector<int> out;
+  for (const ThreadCtx &o : m.ctx) {
+    if (o.aic() == aic) out.push_back(o.thread);
+  }
+  return out;
+}
+
+// Blocks the calling thread until `q` holds a set, then consumes it: every pipe of the thread is
+// ordered after it (on Atlas A2/A3 a wait blocks every later instruction of the core).
+void WaitOn(ThreadCtx &c, CrossQueue &q, const std::string &what, const Site &site) {
   MachineImpl &m = M();
-  (void)mode;  // A2/A3: modeId and pipe have no effect on the wait; it blocks every later instruction
-  (void)pipe;
-  if (flagId >= kCrossFlags) Fail("CrossCoreWaitFlag", site, "flagId outside 0-15");
-  if (Skipped("CrossCoreWaitFlag", site)) return;
-  auto &q = m.cross[c.core][c.role][flagId];
   if (q.sets.empty()) {
     std::unique_lock<std::mutex> lock(m.mu, std::adopt_lock);
     c.state = ThreadCtx::kBlocked;
-    c.waitFlag = flagId;
+    c.waitQueue = &q;
+    c.waitWhat = what;
     c.waitSite = site;
     HandOver(m, c.thread);
     if (m.running == -1 && !m.aborted) {
@@ -1025,22 +1384,224 @@ void CrossCoreWait(uint8_t mode, pipe_t pipe, uint16_t flagId, const Site &site)
   EndInstruction(c);
 }
 
+// PipeBarrier<PIPE_ALL>: every pipe of the thread after all of its earlier instructions.
+void BarrierAllPipes(ThreadCtx &c) {
+  MachineImpl &m = M();
+  Clock all(m.agents, 0);
+  for (int i = 0; i < kPipes; ++i) Join(&all, m.vc[m.Agent(c.thread, static_cast<Pipe>(i))]);
+  for (int i = 0; i < kPipes; ++i) {
+    const int a = m.Agent(c.thread, static_cast<Pipe>(i));
+    m.selfDone[a] = all[a];
+    m.vc[a] = all;
+    ++m.vc[a][a];
+    ++c.epoch[i];
+  }
+  EndInstruction(c);
+}
+
+bool KernelWithoutScheduler(const ThreadCtx &c) {
+  return c.kernelType == KERNEL_TYPE_AIV_ONLY || c.kernelType == KERNEL_TYPE_AIC_ONLY;
+}
+
+// A set of cross-core flag `flag` in `mode` by the calling thread, carrying `snap`.
+void CrossSet(ThreadCtx &c, uint8_t mode, uint16_t flag, Clock snap, const Site &site) {
+  MachineImpl &m = M();
+  ++m.counters[c.core].crossCoreSets;
+  auto counter = [&m, flag](int t) -> CrossQueue & { return m.cross[t][flag]; };
+  if (mode == 0) {  // all cores of the caller's type
+    GroupSets &g = m.groups[std::make_tuple(0, c.aic() ? 1 : 0, static_cast<int>(flag))];
+    if (g.members.empty()) g.members = g.targets = ThreadsOf(m, c.aic());
+    Arrive(m, g, c.thread, std::move(snap), site, counter);
+  } else if (mode == 1) {  // the two AIVs of the caller's AI core
+    GroupSets &g = m.groups[std::make_tuple(1, c.core, static_cast<int>(flag))];
+    if (g.members.empty()) g.members = g.targets = {c.core * 3 + 1, c.core * 3 + 2};
+    Arrive(m, g, c.thread, std::move(snap), site, counter);
+  } else if (c.aic()) {  // mode 2, AIC -> each of its AIVs
+    for (int sub = 0; sub < 2; ++sub) {
+      Push(m, m.cross[c.core * 3 + 1 + sub][flag], snap, site, ThreadName(c.core * 3 + 1 + sub));
+    }
+  } else {  // mode 2, both AIVs -> their AIC
+    GroupSets &g = m.groups[std::make_tuple(2, c.core, static_cast<int>(flag))];
+    if (g.members.empty()) {
+      g.members = {c.core * 3 + 1, c.core * 3 + 2};
+      g.targets = {c.core * 3};
+    }
+    Arrive(m, g, c.thread, std::move(snap), site, counter);
+  }
+}
+
+}  // namespace
+
+void CrossCoreSet(uint8_t mode, pipe_t pipe, uint16_t flagId, const Site &site) {
+  ThreadCtx &c = Ctx("CrossCoreSetFlag", site);
+  CheckAbort();
+  Pipe p;
+  if (!ToPipe(pipe, &p) || !PipeOnCore(p, c.aic())) Fail("CrossCoreSetFlag", site, "pipe not on this core");
+  if (flagId >= kCrossFlags) Fail("CrossCoreSetFlag", site, "flagId outside 0-15");
+  if (KernelWithoutScheduler(c)) {
+    Fail("CrossCoreSetFlag", site, "a KERNEL_TYPE_AIV_ONLY / AIC_ONLY kernel has no cross-core synchronisation (the "
+                                   "hardware does not start its scheduler): declare KERNEL_TYPE_MIX_AIV_1_0 / "
+                                   "MIX_AIC_1_0 (__mix__(0, 1) / __mix__(1, 0))");
+  }
+  if (mode != 0 && M().options.mode != LaunchMode::kMix) {
+    Fail("CrossCoreSetFlag", site, "mode " + std::to_string(mode) + " synchronises inside an AI core of 1 AIC + 2 AIV: "
+                                   "it needs a MIX_MODE launch");
+  }
+  if (mode == 1 && c.aic()) {
+    Fail("CrossCoreSetFlag", site, "mode 1 synchronises the two AIVs of an AI core; the AIC takes no part");
+  }
+  if (Skipped("CrossCoreSetFlag", site)) return;
+  Clock snap;
+  Release(c, p, &snap);
+  CrossSet(c, mode, flagId, std::move(snap), site);
+}
+
+void CrossCoreWait(uint8_t mode, pipe_t pipe, uint16_t flagId, const Site &site) {
+  ThreadCtx &c = Ctx("CrossCoreWaitFlag", site);
+  CheckAbort();
+  (void)mode;  // A2/A3: modeId and pipe have no effect on the wait; it blocks every later instruction
+  (void)pipe;
+  if (flagId >= kCrossFlags) Fail("CrossCoreWaitFlag", site, "flagId outside 0-15");
+  if (KernelWithoutScheduler(c)) {
+    Fail("CrossCoreWaitFlag", site, "a KERNEL_TYPE_AIV_ONLY / AIC_ONLY kernel has no cross-core synchronisation");
+  }
+  if (Skipped("CrossCoreWaitFlag", site)) return;
+  WaitOn(c, M().cross[c.thread][flagId], "CrossCoreWaitFlag(" + std::to_string(flagId) + ")", site);
+}
+
+// SyncAll, hard ("SyncAll"): after PipeBarrier<PIPE_ALL>, cross-core flags 11-14 as documented.
+void SyncAllHard(bool aivOnly, const Site &site) {
+  ThreadCtx &c = Ctx("SyncAll", site);
+  CheckAbort();
+  MachineImpl &m = M();
+  if (KernelWithoutScheduler(c)) {
+    Fail("SyncAll", site, "the hard SyncAll needs cross-core synchronisation, which a KERNEL_TYPE_AIV_ONLY / "
+                          "AIC_ONLY kernel has not: a vector-only kernel is __mix__(0, 1) (KERNEL_TYPE_MIX_AIV_1_0)");
+  }
+  if (aivOnly && c.aic()) {
+    Fail("SyncAll", site, "SyncAll<true> (isAIVOnly) on an AIC: it synchronises the AIVs only; a kernel with AICs "
+                          "calls SyncAll<false>");
+  }
+  if (!aivOnly && m.options.mode != LaunchMode::kMix) {
+    Fail("SyncAll", site, "hang: SyncAll<false> synchronises AICs with their AIVs; this launch has only " +
+                              std::string(c.aic() ? "AICs" : "AIVs") + " (a vector-only kernel calls SyncAll<true>)");
+  }
+  if (Skipped("SyncAll", site)) return;
+  constexpr uint16_t kAicFlag = 11, kAivFlag = 12, kAicAivFlag = 13, kAivOnlyAll = 14;
+  Clock snap;
+  BarrierAllPipes(c);
+  if (aivOnly) {  // all AIVs (mode 0)
+    Release(c, Pipe::kS, &snap);
+    CrossSet(c, 0, kAivOnlyAll, std::move(snap), site);
+    WaitOn(c, m.cross[c.thread][kAivOnlyAll], "SyncAll<true> (cross-core flag 14)", site);
+  } else if (!c.aic()) {  // AIVs -> their AIC (mode 2), then wait for the AIC's release
+    Release(c, Pipe::kS, &snap);
+    CrossSet(c, 2, kAivFlag, std::move(snap), site);
+    WaitOn(c, m.cross[c.thread][kAicAivFlag], "SyncAll<false> (cross-core flag 13)", site);
+  } else {  // the AIC: its AIVs, then all AICs (mode 0), then release its AIVs (mode 2)
+    WaitOn(c, m.cross[c.thread][kAivFlag], "SyncAll<false> (cross-core flag 12)", site);
+    BarrierAllPipes(c);
+    Release(c, Pipe::kS, &snap);
+    CrossSet(c, 0, kAicFlag, std::move(snap), site);
+    WaitOn(c, m.cross[c.thread][kAicFlag], "SyncAll<false> (cross-core flag 11)", site);
+    BarrierAllPipes(c);
+    Release(c, Pipe::kS, &snap);
+    CrossSet(c, 2, kAicAivFlag, std::move(snap), site);
+  }
+}
+
+// SyncAll, soft ("SyncAll", vector-only kernels): each AIV of the first usedCores blocks adds 1 to its
+// 32-byte slot of gmWorkspace and waits until every participant's slot has reached its own count.
+void SyncAllSoft(bool aivOnly, const void *gm, const Span &gmSpan, const Span &ubSpan, TPosition ubPos,
+                 int32_t usedCores, const Site &site) {
+  ThreadCtx &c = Ctx("SyncAll", site);
+  CheckAbort();
+  MachineImpl &m = M();
+  const char *api = "SyncAll(gmWorkspace, ubWorkspace)";
+  if (!aivOnly) Fail(api, site, "the soft SyncAll has no isAIVOnly = false (MIX) form");
+  if (m.options.mode != LaunchMode::kAiv) {
+    Fail(api, site, "the soft SyncAll is modelled for vector-only launches (AIV_MODE), where block i is AIV i");
+  }
+  const int64_t blocks = m.options.cores;
+  if (usedCores < 0 || usedCores > blocks) {
+    Fail(api, site, "usedCores = " + std::to_string(usedCores) + " outside [0, GetBlockNum() = " +
+                        std::to_string(blocks) + "]");
+  }
+  const int n = usedCores == 0 ? static_cast<int>(blocks) : usedCores;
+  if (c.core >= n) {
+    Fail(api, site, "block " + std::to_string(c.core) + " is not among the usedCores = " + std::to_string(n));
+  }
+  if (ubPos != TPosition::VECIN && ubPos != TPosition::VECCALC && ubPos != TPosition::VECOUT) {
+    Fail(api, site, "ubWorkspace must be a VECIN, VECCALC or VECOUT tensor");
+  }
+  const uint64_t need = static_cast<uint64_t>(blocks) * 32;
+  if (gmSpan.space != Space::kGM || gmSpan.bytes < need) {
+    Fail(api, site, "gmWorkspace must hold GetBlockNum() * 32 = " + std::to_string(need) + " bytes; it has " +
+                        std::to_string(gmSpan.bytes));
+  }
+  if (ubSpan.space != Space::kUB || ubSpan.bytes < need) {
+    Fail(api, site, "ubWorkspace must hold GetBlockNum() * 32 = " + std::to_string(need) + " bytes; it has " +
+                        std::to_string(ubSpan.bytes));
+  }
+  Region *r = m.RegionOf(gmSpan.host);
+  if (r == nullptr || r->kind != GmKind::kReadWrite || gmSpan.host + need > r->host + r->bytes) {
+    Fail(api, site, "gmWorkspace must be writable GM");
+  }
+  if (Skipped("SyncAll", site)) return;
+  BarrierAllPipes(c);
+  const uintptr_t key = reinterpret_cast<uintptr_t>(gm);
+  int32_t &rounds = c.softSyncRounds[key];
+  uint8_t *slot = gmSpan.host + static_cast<uint64_t>(c.core) * 32;
+  int32_t v;
+  std::memcpy(&v, slot, sizeof(v));
+  if (v != rounds) {
+    Fail(api, site, "the gmWorkspace slot of block " + std::to_string(c.core) + " holds " + std::to_string(v) +
+                        " after " + std::to_string(rounds) + " SyncAll rounds: the workspace must be zeroed "
+                        "before the launch and written by SyncAll only");
+  }
+  ++v;
+  std::memcpy(slot, &v, sizeof(v));
+  // The core's scalar unit fills ubWorkspace with the slots it polls (its later use needs S -> V).
+  uint8_t *ub = Touch(ubSpan, 0, need, Pipe::kS, Access::kWrite, "SyncAll (soft)", site);
+  std::memcpy(ub, gmSpan.host, need);
+  EndInstruction(c);
+  Clock snap;
+  Release(c, Pipe::kS, &snap);
+  GroupSets &g = m.softGroups[key];
+  if (g.members.empty()) {
+    for (int t = 0; t < n; ++t) g.members.push_back(t);
+    g.targets = g.members;
+  } else if (static_cast<int>(g.members.size()) != n) {
+    Fail(api, site, "usedCores differs between the blocks of one SyncAll");
+  }
+  ++m.counters[c.core].crossCoreSets;
+  Arrive(m, g, c.thread, std::move(snap), site,
+         [&m, key](int t) -> CrossQueue & { return m.softSync[std::make_pair(t, key)]; });
+  WaitOn(c, m.softSync[std::make_pair(c.thread, key)], "SyncAll (soft)", site);
+  ++rounds;
+}
+
 int64_t BlockIdx() {
-  // CANN, MIX 1:2: on the AIC the AI core index; on an AIV core * 2 + sub-block.
+  // MIX 1:2: on the AIC the AI core index; on an AIV core * 2 + sub-block. One core type: the block.
   ThreadCtx &c = Ctx("GetBlockIdx", Site());
-  return c.aic() ? c.core : c.core * 2 + (c.role - 1);
+  if (M().options.mode != LaunchMode::kMix) return c.core;
+  return c.aic() ? c.core : c.core * 2 + c.sub();
 }
 int64_t BlockNum() {
   Ctx("GetBlockNum", Site());
-  return M().options.cores;  // the launch's block dim (AI cores)
+  return M().options.cores;  // the launch's numBlocks in every mode
 }
 int64_t SubBlockIdx() {
   ThreadCtx &c = Ctx("GetSubBlockIdx", Site());
-  return c.aic() ? 0 : c.role - 1;
+  return c.sub();
 }
 int64_t SubBlockNum() {
   ThreadCtx &c = Ctx("GetSubBlockNum", Site());
-  return c.aic() ? 1 : 2;
+  return M().options.mode == LaunchMode::kMix && !c.aic() ? 2 : 1;
+}
+int64_t TaskRatio() {
+  ThreadCtx &c = Ctx("GetTaskRatio", Site());
+  return M().options.mode == LaunchMode::kMix && !c.aic() ? 2 : 1;
 }
 
 GM_ADDR UserWorkspace(GM_ADDR workspace, const Site &site) {
@@ -1049,18 +1610,62 @@ GM_ADDR UserWorkspace(GM_ADDR workspace, const Site &site) {
   return workspace + kSystemWorkspace;
 }
 
-// ---- the driver's side -----------------------------------------------------------------------------------
-void Machine::AddGm(uint8_t *host, uint64_t bytes, const char *name, GmKind kind) {
-  MachineImpl &m = M();
-  if (m.runDone) m.Reset();
-  if (host == nullptr || bytes == 0) return;
-  auto a = std::make_unique<GmAllocation>();
-  a->host = host;
-  a->bytes = bytes;
-  a->name = name;
-  Region *r = m.AddRegion(host, bytes, Space::kGM, name, kind, -1);
-  if (kind == GmKind::kReadWrite) r->cells.resize(bytes);
-  m.gm.push_back(std::move(a));
+// ---- global memory, launches: the machine behind tikicpulib.h ---------------------------------------------
+namespace {
+
+// A GmAlloc'd block, or a part of one the driver described (DescribeGm): one allocation of the model.
+struct GmEntry {
+  uint64_t bytes;
+  std::string name;
+  GmKind kind;
+  uintptr_t block;  // the GmAlloc'd block it belongs to
+};
+
+struct GmRegistry {
+  std::mutex mu;
+  std::map<uintptr_t, GmEntry> entries;       // by start address
+  std::map<uintptr_t, uint64_t> blocks;       // GmAlloc'd blocks: start -> bytes
+  int next = 0;
+  LaunchMode mode = LaunchMode::kMix;         // SetKernelMode
+  bool tilingKeySet = false;                  // ICPU_SET_TILING_KEY
+  CpuDebugOptions options;
+  RunResult last;
+};
+
+GmRegistry &Registry() {
+  static GmRegistry *r = new GmRegistry();  // never destroyed (GmFree may run at exit)
+  return *r;
+}
+
+// The registry entry holding [p, p + bytes), or nullptr.
+const GmEntry *EntryOf(GmRegistry &g, const void *p, uintptr_t *start) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = g.entries.upper_bound(a);
+  if (it == g.entries.begin()) return nullptr;
+  --it;
+  if (a >= it->first + it->second.bytes) return nullptr;
+  if (start != nullptr) *start = it->first;
+  return &it->second;
+}
+
+[[noreturn]] void HostError(const std::string &message) { throw std::invalid_argument(message); }
+
+}  // namespace
+
+void Machine::DescribeGm(uint8_t *host, uint64_t bytes, const char *name, GmKind kind) {
+  GmRegistry &g = Registry();
+  std::lock_guard<std::mutex> lock(g.mu);
+  uintptr_t start = 0;
+  const GmEntry *e = EntryOf(g, host, &start);
+  if (e == nullptr || bytes == 0 || reinterpret_cast<uintptr_t>(host) + bytes > start + e->bytes) {
+    HostError(std::string("DescribeGm(") + name + "): not a range inside one GmAlloc'd block");
+  }
+  const GmEntry whole = *e;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(host), end = a + bytes, wholeEnd = start + whole.bytes;
+  g.entries.erase(start);
+  if (a > start) g.entries[start] = GmEntry{a - start, whole.name, whole.kind, whole.block};
+  g.entries[a] = GmEntry{bytes, name, kind, whole.block};
+  if (end < wholeEnd) g.entries[end] = GmEntry{wholeEnd - end, whole.name, whole.kind, whole.block};
 }
 
 uint64_t Machine::FirstUnwritten(const uint8_t *host, uint64_t bytes) {
@@ -1074,26 +1679,98 @@ uint64_t Machine::FirstUnwritten(const uint8_t *host, uint64_t bytes) {
   return bytes;
 }
 
-RunResult Machine::Run(const LaunchOptions &options, const std::function<void(bool isAic)> &entry) {
+CpuDebugOptions &DebugOptions() { return Registry().options; }
+const RunResult &LastRun() { return Registry().last; }
+
+void SetTilingKey(int64_t key) {
+  GmRegistry &g = Registry();
+  if (key < 0) HostError("ICPU_SET_TILING_KEY(" + std::to_string(key) + "): a negative tiling key is undefined");
+  if (key == 0) std::fprintf(stderr, "ascend_model: warning: ICPU_SET_TILING_KEY(0): the kernel runs the branch of key 0\n");
+  g_tilingKey = static_cast<uint64_t>(key);
+  g.tilingKeySet = true;
+}
+
+void IcpuRun(const char *kernel, int64_t numBlocks, const std::function<void()> &entry,
+             const std::vector<const void *> &args) {
+  GmRegistry &g = Registry();
+  LaunchOptions options;
+  RunResult result;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    options.mode = g.mode;
+    options.skipSyncSite = g.options.skipSyncSite;
+    const char *skip = std::getenv("ASCEND_MODEL_SKIP_SYNC_SITE");  // test knob (strictness tests)
+    if (options.skipSyncSite.empty() && skip != nullptr) options.skipSyncSite = skip;
+    const char *turns = std::getenv("ASCEND_MODEL_TURNS");
+    options.reverseTurns = turns != nullptr && std::strcmp(turns, "reverse") == 0;
+    if (numBlocks < 1 || numBlocks > kMaxBlocks) {
+      result.ok = false;
+      result.error = "numBlocks = " + std::to_string(numBlocks) + " outside the model's [1, " +
+                     std::to_string(kMaxBlocks) + "]";
+    }
+    for (size_t i = 0; i < args.size() && result.ok; ++i) {
+      if (args[i] != nullptr && EntryOf(g, args[i], nullptr) == nullptr) {
+        result.ok = false;
+        result.error = "argument " + std::to_string(i + 1) + " is not a pointer into a GmAlloc'd block (ICPU_RUN_KF "
+                       "takes GmAlloc'd memory only)";
+      }
+    }
+    options.cores = static_cast<uint32_t>(numBlocks);
+  }
+  if (result.ok) result = Machine::Run(options, entry);
+  if (const char *out = std::getenv("ASCEND_MODEL_SYNC_SITES_OUT")) {  // test knob: the sync sites run
+    std::ofstream f(out);
+    for (const std::string &site : result.syncSites) f << site << "\n";
+  }
+  bool exitOnFailure;
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.last = result;
+    exitOnFailure = g.options.exitOnFailure;
+  }
+  if (!result.ok && exitOnFailure) {
+    std::fprintf(stderr, "ICPU_RUN_KF(%s): %s\n", kernel, result.error.c_str());
+    std::fflush(stderr);
+    std::exit(1);
+  }
+}
+
+RunResult Machine::Run(const LaunchOptions &options, const std::function<void()> &entry) {
   static std::mutex runMu;  // one run at a time
   std::lock_guard<std::mutex> runLock(runMu);
   MachineImpl &m = M();
-  if (m.runDone) m.Reset();
+  m.Reset();
   m.options = options;
-  m.threads = static_cast<int>(options.cores) * kThreadsPerCore;
+  // Global memory: every live GmAlloc'd allocation, with a fresh shadow (the host orders launches).
+  {
+    GmRegistry &g = Registry();
+    std::lock_guard<std::mutex> lock(g.mu);
+    m.tilingKeySet = g.tilingKeySet;
+    for (const auto &[start, e] : g.entries) {
+      auto a = std::make_unique<GmAllocation>();
+      a->host = reinterpret_cast<uint8_t *>(start);
+      a->bytes = e.bytes;
+      m.gmNames.push_back(std::make_unique<std::string>(e.name));
+      a->name = m.gmNames.back()->c_str();
+      Region *r = m.AddRegion(a->host, e.bytes, Space::kGM, e.name, e.kind, -1);
+      if (e.kind == GmKind::kReadWrite) r->cells.resize(e.bytes);
+      m.gm.push_back(std::move(a));
+    }
+  }
+  m.perCore = options.mode == LaunchMode::kMix ? 3 : 1;
+  m.threads = static_cast<int>(options.cores) * m.perCore;
   m.agents = m.threads * kPipes;
   m.ctx.assign(m.threads, ThreadCtx());
   m.vc.assign(m.agents, Clock(m.agents, 0));
   m.selfDone.assign(m.agents, 0);
   for (int a = 0; a < m.agents; ++a) m.vc[a][a] = 1;
   m.counters.assign(options.cores, CoreCounters());
-  m.cross.assign(options.cores, {});
-  m.aivSets.assign(options.cores, {});
+  m.cross.assign(m.threads, {});
   for (int t = 0; t < m.threads; ++t) {
     ThreadCtx &c = m.ctx[t];
     c.thread = t;
-    c.core = t / kThreadsPerCore;
-    c.role = t % kThreadsPerCore;
+    c.core = t / m.perCore;
+    c.role = options.mode == LaunchMode::kMix ? t % 3 : options.mode == LaunchMode::kAiv ? 1 : 0;
     for (auto &row : c.flags) {
       for (auto &f : row) f.snapshot.assign(m.agents, 0);
     }
@@ -1111,10 +1788,16 @@ RunResult Machine::Run(const LaunchOptions &options, const std::function<void(bo
       m.cv.wait(l, [&] { return m.running == t; });
       ThreadCtx &c = m.ctx[t];
       tls = &c;
+      g_coreType = c.aic() ? AscendC::AIC : AscendC::AIV;
+      // CANN's CPU-debug system variables (runtime_api.h): the raw core index, not GetBlockIdx().
+      block_idx = c.core;
+      block_num = static_cast<int64_t>(m.options.cores);
+      sub_block_idx = c.sub();
+      g_taskRation = m.options.mode == LaunchMode::kMix ? 2 : 1;
       if (!m.aborted) {
         l.release();  // the turn is ours; the lock stays held by this thread while it runs
         try {
-          entry(c.aic());
+          entry();
           // A kernel ends with every flag of the core consumed.
           for (int e = 0; e < static_cast<int>(HardEvent::MAX); ++e) {
             for (int id = 0; id < kEventIds; ++id) {
@@ -1134,6 +1817,9 @@ RunResult Machine::Run(const LaunchOptions &options, const std::function<void(bo
         l = std::unique_lock<std::mutex>(m.mu, std::adopt_lock);
       }
       tls = nullptr;
+      g_coreType = AscendC::MIX;
+      block_idx = block_num = sub_block_idx = 0;
+      g_taskRation = 1;
       c.state = ThreadCtx::kDone;
       HandOver(m, t);
       if (m.running == -1) {
@@ -1156,28 +1842,25 @@ RunResult Machine::Run(const LaunchOptions &options, const std::function<void(bo
   m.cv.notify_all();
   lock.unlock();
   for (auto &th : pool) th.join();
-  // Every cross-core set must have been waited.
+  // Every cross-core set must have been waited, and every group set matched by its partners.
   if (!m.aborted) {
-    for (uint32_t core = 0; core < options.cores && m.error.empty(); ++core) {
-      for (int role = 0; role < kThreadsPerCore && m.error.empty(); ++role) {
-        for (int f = 0; f < kCrossFlags; ++f) {
-          const auto &q = m.cross[core][role][f];
-          if (!q.sets.empty()) {
-            m.error = "flag still set when the kernel ends: cross-core flag " + std::to_string(f) + " of the " +
-                      ThreadName(static_cast<int>(core) * kThreadsPerCore + role) + " holds " +
-                      std::to_string(q.sets.size()) + " set(s), the first from " + Where(q.sets.front().second);
-            break;
-          }
+    for (int t = 0; t < m.threads && m.error.empty(); ++t) {
+      for (int f = 0; f < kCrossFlags; ++f) {
+        const auto &q = m.cross[t][f];
+        if (!q.sets.empty()) {
+          m.error = "flag still set when the kernel ends: cross-core flag " + std::to_string(f) + " of the " +
+                    ThreadName(t) + " holds " + std::to_string(q.sets.size()) + " set(s), the first from " +
+                    Where(q.sets.front().second);
+          break;
         }
       }
-      for (int sub = 0; sub < 2 && m.error.empty(); ++sub) {
-        for (int f = 0; f < kCrossFlags; ++f) {
-          if (!m.aivSets[core][sub][f].sets.empty()) {
-            m.error = "flag still set when the kernel ends: AIV" + std::to_string(sub) + " of core " +
-                      std::to_string(core) + " set cross-core flag " + std::to_string(f) + " at " +
-                      Where(m.aivSets[core][sub][f].sets.front().second) + " and its partner AIV never did";
-            break;
-          }
+    }
+    for (const auto &[key, g] : m.groups) {
+      for (const auto &[t, sets] : g.pending) {
+        if (!sets.empty() && m.error.empty()) {
+          m.error = "flag still set when the kernel ends: the " + ThreadName(t) + " set cross-core flag " +
+                    std::to_string(std::get<2>(key)) + " (mode " + std::to_string(std::get<0>(key)) + ") at " +
+                    Where(sets.front().second) + " and not every partner core did";
         }
       }
     }
@@ -1187,8 +1870,55 @@ RunResult Machine::Run(const LaunchOptions &options, const std::function<void(bo
   result.error = m.error;
   result.counters = m.counters;
   result.syncSites.assign(m.syncSites.begin(), m.syncSites.end());
-  m.runDone = true;  // the shadow stays for FirstUnwritten until the next AddGm / Run
+  m.runDone = true;  // the shadow stays for FirstUnwritten until the next Run
   return result;
 }
 
 }  // namespace ascend_model
+
+// ---- CANN's CPU twin-debug interface (tikicpulib.h) ------------------------------------------------------
+namespace AscendC {
+
+void *GmAlloc(size_t size) {
+  using namespace ascend_model;
+  if (size == 0) HostError("GmAlloc(0): nothing to allocate");
+  // Page-aligned and zeroed, as a fresh shared mapping is.
+  const size_t bytes = (size + 4095) / 4096 * 4096;
+  void *p = std::aligned_alloc(4096, bytes);
+  if (p == nullptr) HostError("GmAlloc(" + std::to_string(size) + "): out of memory");
+  std::memset(p, 0, bytes);
+  GmRegistry &g = Registry();
+  std::lock_guard<std::mutex> lock(g.mu);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  g.blocks[a] = size;
+  g.entries[a] = GmEntry{size, "GM:GmAlloc #" + std::to_string(g.next++), GmKind::kReadWrite, a};
+  return p;
+}
+
+void GmFree(void *ptr) {
+  using namespace ascend_model;
+  GmRegistry &g = Registry();
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+    if (g.blocks.erase(a) == 0) HostError("GmFree: the pointer was not returned by GmAlloc (or was freed already)");
+    for (auto it = g.entries.begin(); it != g.entries.end();) {
+      it = it->second.block == a ? g.entries.erase(it) : std::next(it);
+    }
+  }
+  std::free(ptr);
+}
+
+void SetKernelMode(KernelMode mode) {
+  using namespace ascend_model;
+  GmRegistry &g = Registry();
+  std::lock_guard<std::mutex> lock(g.mu);
+  switch (mode) {
+    case KernelMode::MIX_MODE: g.mode = LaunchMode::kMix; break;
+    case KernelMode::AIC_MODE: g.mode = LaunchMode::kAic; break;
+    case KernelMode::AIV_MODE: g.mode = LaunchMode::kAiv; break;
+    default: HostError("SetKernelMode: not a KernelMode");
+  }
+}
+
+}  // namespace AscendC

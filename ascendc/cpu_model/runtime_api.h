@@ -1,6 +1,8 @@
-// The AscendC runtime API of the CPU model: TPipe / TQue / TBuf, synchronisation (SetFlag, WaitFlag,
-// PipeBarrier, CrossCoreSetFlag, CrossCoreWaitFlag), the core indices, the workspace and the kernel
-// entry macros. Declared as in CANN's public headers (kernel_tpipe.h, kernel_operator_block_sync_intf.h,
+// The AscendC runtime API of the CPU model: TPipe / TQue / TBuf, LocalMemAllocator, synchronisation
+// (SetFlag, WaitFlag, PipeBarrier, CrossCoreSetFlag, CrossCoreWaitFlag, SyncAll), atomic DMA stores
+// (SetAtomicAdd, DisableDmaAtomic, ...), InitSocState, the core indices, the workspace, the tiling key
+// and the kernel entry macros. Declared as in CANN's public headers (kernel_tpipe.h, kernel_tensor.h,
+// kernel_operator_block_sync_intf.h, kernel_operator_set_atomic_intf.h, kernel_operator_common_intf.h,
 // kernel_operator_sys_var_intf.h, kernel_utils_macros.h) with a defaulted Site last parameter; the
 // behaviour lives in runtime.cc.
 #ifndef ASCEND_MODEL_RUNTIME_API_H
@@ -11,22 +13,54 @@
 #pragma GCC visibility push(default)
 
 #include <cstdint>
+#include <cstdio>
+#include <utility>
 
 #include "runtime_types.h"
 
-// The kernel's core type: the kernel is compiled once for the Cube (AIC) and once for the Vector
-// cores (AIV), as CANN's compiler does for a MIX kernel; `if ASCEND_IS_AIC` is an `if constexpr`.
+// The kernel's core type. Two ways to build a kernel:
+//  * once for the host, as CANN's CPU twin debug does (tikicpulib.h, ICPU_RUN_KF): g_coreType is the
+//    core type of the calling thread (AIC or AIV), set by the machine, and ASCEND_IS_AIV / AIC are
+//    run-time tests, as CANN's sys_macros.h defines them under ASCENDC_CPU_DEBUG;
+//  * once per core type, as CANN's compiler builds a MIX kernel for the device (-DASCEND_MODEL_AIC or
+//    -DASCEND_MODEL_AIV): g_coreType is a constant and `if ASCEND_IS_AIC` an `if constexpr`.
 #if defined(ASCEND_MODEL_AIC)
 constexpr int32_t g_coreType = AscendC::AIC;
-#elif defined(ASCEND_MODEL_AIV)
-constexpr int32_t g_coreType = AscendC::AIV;
-#else
-constexpr int32_t g_coreType = AscendC::MIX;
-#endif
 #define ASCEND_IS_AIV constexpr(g_coreType == AscendC::AIV)
 #define ASCEND_IS_AIC constexpr(g_coreType == AscendC::AIC)
 #define ASCEND_IS_NOT_AIV constexpr(g_coreType != AscendC::AIV)
 #define ASCEND_IS_NOT_AIC constexpr(g_coreType != AscendC::AIC)
+#elif defined(ASCEND_MODEL_AIV)
+constexpr int32_t g_coreType = AscendC::AIV;
+#define ASCEND_IS_AIV constexpr(g_coreType == AscendC::AIV)
+#define ASCEND_IS_AIC constexpr(g_coreType == AscendC::AIC)
+#define ASCEND_IS_NOT_AIV constexpr(g_coreType != AscendC::AIV)
+#define ASCEND_IS_NOT_AIC constexpr(g_coreType != AscendC::AIC)
+#else
+// Per host thread: every modelled core is a thread (CANN's CPU debug forks a process per core).
+extern thread_local int32_t g_coreType;
+#define ASCEND_IS_AIV (g_coreType == AscendC::AIV)
+#define ASCEND_IS_AIC (g_coreType == AscendC::AIC)
+#define ASCEND_IS_NOT_AIV (g_coreType != AscendC::AIV)
+#define ASCEND_IS_NOT_AIC (g_coreType != AscendC::AIC)
+#endif
+
+// The tiling key of the launch (ICPU_SET_TILING_KEY); TILING_KEY_IS(k) selects a kernel branch.
+extern uint64_t g_tilingKey;
+
+// The system variables CANN's CPU debug gives a kernel (global, per modelled core, set by the machine
+// for every core of a launch; a kernel reads them, e.g. `x + block_idx * blockLength`):
+//   block_idx      the core's index: in MIX_MODE the AI core (the same on its AIC and both AIVs), in
+//                  AIV_MODE / AIC_MODE the block, in [0, numBlocks)
+//   block_num      the launch's numBlocks
+//   sub_block_idx  the AIV's index inside its AI core in MIX_MODE (0 or 1); 0 otherwise
+//   g_taskRation   AIVs per AI core: 2 in MIX_MODE, 1 in AIV_MODE / AIC_MODE
+// So in MIX_MODE GetBlockIdx() on an AIV is block_idx * g_taskRation + sub_block_idx. Outside a launch
+// they are 0 (g_taskRation 1).
+extern thread_local int64_t block_idx;
+extern thread_local int64_t block_num;
+extern thread_local int64_t sub_block_idx;
+extern thread_local int64_t g_taskRation;
 
 // Kernel types of KERNEL_TASK_TYPE_DEFAULT (global, as in kernel_utils_macros.h).
 enum KernelMetaType : uint8_t {
@@ -58,6 +92,16 @@ int64_t BlockIdx();
 int64_t BlockNum();
 int64_t SubBlockIdx();
 int64_t SubBlockNum();
+int64_t TaskRatio();
+bool TilingKeyIs(uint64_t key, const Site &site);
+void PipeConstructed(const Site &site);
+void InitSoc(const Site &site);
+void SetAtomic(uint8_t op, uint8_t kind, uint8_t elemBytes, const char *api, const Site &site);
+void AllocatorCreated(AscendC::Hardware hard, const Site &site);
+AscendC::Hardware HardwareOf(AscendC::TPosition pos);  // the memory a TPosition maps to on A2/A3
+void SyncAllHard(bool aivOnly, const Site &site);
+void SyncAllSoft(bool aivOnly, const void *gm, const Span &gmSpan, const Span &ubSpan, AscendC::TPosition ubPos,
+                 int32_t usedCores, const Site &site);
 AscendC::TEventID FetchEvent(AscendC::HardEvent event, const Site &site);
 AscendC::TEventID AllocEvent(AscendC::HardEvent event, const Site &site);
 void ReleaseEvent(AscendC::HardEvent event, AscendC::TEventID id, const Site &site);
@@ -66,6 +110,16 @@ GM_ADDR UserWorkspace(GM_ADDR workspace, const Site &site);
 // Queue bookkeeping (TQue auto-synchronisation, see runtime.cc).
 struct QueueState;
 QueueState *NewQueue(AscendC::TPosition pos, int32_t depth, const Site &site);
+// Atomic operations of SetAtomicAdd / Max / Min (the element kind is the ops::Kind of T).
+enum AtomicOp : uint8_t { kAtomicNone = 0, kAtomicAdd, kAtomicMax, kAtomicMin, kAtomicTypeOnly };
+// The element kinds the atomic registers take (Atlas A2/A3: int8_t, int16_t, half, bfloat16_t,
+// int32_t, float); 0 for any other type.
+template <typename T>
+constexpr uint8_t AtomicKind() {
+  return std::is_same<T, float>::value ? 1 : std::is_same<T, ::half>::value ? 2 :
+         std::is_same<T, ::bfloat16_t>::value ? 3 : std::is_same<T, int8_t>::value ? 4 :
+         std::is_same<T, int16_t>::value ? 5 : std::is_same<T, int32_t>::value ? 6 : 0;
+}
 void QueueInit(QueueState *q, uint8_t num, uint32_t len, const Site &site);
 const LocalBuffer *QueueAlloc(QueueState *q, const Site &site);
 void QueueEnQue(QueueState *q, const LocalBuffer *buffer, const Site &site);
@@ -145,9 +199,14 @@ class TBuf {
 
 class TPipe {
  public:
-  __aicore__ inline TPipe() {}
+  // Constructing the TPipe initialises the core's state, as InitSocState does ("InitSocState": in
+  // TPipe programming the TPipe does it).
+  __aicore__ inline TPipe(const ascend_model::Site &site = ascend_model::Site()) { ascend_model::PipeConstructed(site); }
   __aicore__ inline ~TPipe() {}
   __aicore__ inline void Init() {}
+  __aicore__ inline void InitSocState(const ascend_model::Site &site = ascend_model::Site()) const {
+    ascend_model::InitSoc(site);
+  }
 
   template <class T>
   __aicore__ inline bool InitBuffer(T &que, uint8_t num, uint32_t len,
@@ -215,11 +274,131 @@ __aicore__ inline void CrossCoreWaitFlag(uint16_t flagId, const ascend_model::Si
   ascend_model::CrossCoreWait(modeId, pipe, flagId, site);
 }
 
+// ---- synchronisation of all cores ("SyncAll") ---------------------------------------------------------
+// Hard: every core's earlier instructions (all pipes) before every core's later ones; isAIVOnly for a
+// vector-only kernel (all AIVs), false for a MIX kernel (AIVs -> their AIC, all AICs, AIC -> its AIVs).
+// Uses cross-core flag ids 11-14, as documented.
+template <bool isAIVOnly = true>
+__aicore__ inline void SyncAll(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SyncAllHard(isAIVOnly, site);
+}
+// Soft (vector-only kernels): every AIV of the first usedCores (0: all) marks its 32-byte slot of
+// gmWorkspace and waits for the others' marks; gmWorkspace and ubWorkspace hold GetBlockNum() * 32
+// bytes, gmWorkspace zeroed before the launch.
+template <bool isAIVOnly = true>
+__aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const LocalTensor<int32_t> &ubWorkspace,
+                               const int32_t usedCores = 0, const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SyncAllSoft(isAIVOnly, gmWorkspace.GetPhyAddr(), gmWorkspace.ModelSpan(), ubWorkspace.ModelSpan(),
+                            static_cast<TPosition>(ubWorkspace.GetPosition()), usedCores, site);
+}
+
+// ---- atomic DMA stores to GM (kernel_operator_set_atomic_intf.h) ----------------------------------------
+// After SetAtomicAdd<T> (Max, Min) every DMA store of this core to GM (MTE3 from UB, FIX from L0C)
+// combines its T elements with the bytes in GM instead of overwriting them, until DisableDmaAtomic.
+template <typename T>
+__aicore__ inline void SetAtomicType(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicTypeOnly, ascend_model::AtomicKind<T>(), sizeof(T), "SetAtomicType",
+                          site);
+}
+template <typename T>
+__aicore__ inline void SetAtomicAdd(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicAdd, ascend_model::AtomicKind<T>(), sizeof(T), "SetAtomicAdd", site);
+}
+template <typename T>
+__aicore__ inline void SetAtomicMax(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicMax, ascend_model::AtomicKind<T>(), sizeof(T), "SetAtomicMax", site);
+}
+template <typename T>
+__aicore__ inline void SetAtomicMin(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicMin, ascend_model::AtomicKind<T>(), sizeof(T), "SetAtomicMin", site);
+}
+__aicore__ inline void DisableDmaAtomic(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicNone, 0, 0, "DisableDmaAtomic", site);
+}
+// SetAtomicNone has been updated, please use DisableDmaAtomic instead (as CANN's header says).
+__aicore__ inline void SetAtomicNone(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::SetAtomic(ascend_model::kAtomicNone, 0, 0, "SetAtomicNone", site);
+}
+
+// ---- the core's global state ("InitSocState") -----------------------------------------------------------
+// Static Tensor programming must call it at the kernel entry (the TPipe constructor does it otherwise):
+// until then the atomic state is whatever a previous operator left, and a DMA store to GM stops the run.
+__aicore__ inline void InitSocState(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::InitSoc(site);
+}
+
+// ---- static Tensor programming: LocalMemAllocator (kernel_tensor.h) -------------------------------------
+// Hands out consecutive tensors of one physical memory from address 0; one allocator per memory per
+// kernel, not mixed with TPipe buffers on the same core. The default TPosition of a memory: UB ->
+// VECCALC, L1 -> A1, L0A -> A2, L0B -> B2, L0C -> CO1.
+template <Hardware hard = Hardware::UB>
+class LocalMemAllocator {
+ public:
+  __aicore__ inline LocalMemAllocator(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::AllocatorCreated(hard, site);
+  }
+  __aicore__ inline uint32_t GetCurAddr() const { return head_; }
+  template <TPosition pos, class DataType, uint32_t tileSize>
+  __aicore__ inline LocalTensor<DataType> Alloc(const ascend_model::Site &site = ascend_model::Site()) {
+    return Take<DataType>(pos, tileSize, site);
+  }
+  template <TPosition pos, class DataType>
+  LocalTensor<DataType> __aicore__ inline Alloc(uint32_t tileSize,
+                                                const ascend_model::Site &site = ascend_model::Site()) {
+    return Take<DataType>(pos, tileSize, site);
+  }
+  template <class DataType, uint32_t tileSize>
+  LocalTensor<DataType> __aicore__ inline Alloc(const ascend_model::Site &site = ascend_model::Site()) {
+    return Take<DataType>(DefaultPosition(), tileSize, site);
+  }
+  template <class DataType>
+  LocalTensor<DataType> __aicore__ inline Alloc(uint32_t tileSize,
+                                                const ascend_model::Site &site = ascend_model::Site()) {
+    return Take<DataType>(DefaultPosition(), tileSize, site);
+  }
+
+ private:
+  static constexpr TPosition DefaultPosition() {
+    return hard == Hardware::L1 ? TPosition::A1 : hard == Hardware::L0A ? TPosition::A2 :
+           hard == Hardware::L0B ? TPosition::B2 : hard == Hardware::L0C ? TPosition::CO1 : TPosition::VECCALC;
+  }
+  template <class DataType>
+  LocalTensor<DataType> Take(TPosition pos, uint32_t tileSize, const ascend_model::Site &site) {
+    if (ascend_model::HardwareOf(pos) != hard) {
+      ascend_model::Fail("LocalMemAllocator::Alloc", site,
+                         "the TPosition's memory is not the allocator's Hardware");
+    }
+    LocalTensor<DataType> t(pos, head_, tileSize, site);
+    head_ += static_cast<uint32_t>(static_cast<uint64_t>(tileSize) * sizeof(DataType));
+    return t;
+  }
+  uint32_t head_ = 0;
+};
+
 // ---- system variables --------------------------------------------------------------------------------
+// Separated A2/A3 architecture, as CANN documents them per launch: MIX (numBlocks AI cores of 1 AIC +
+// 2 AIV): GetBlockNum() = numBlocks everywhere, GetBlockIdx() = the AI core on the AIC and core * 2 +
+// sub-block on an AIV, GetSubBlockNum() / GetTaskRatio() = 1 on the AIC and 2 on an AIV; AIV_MODE /
+// AIC_MODE (numBlocks cores of one type): GetBlockIdx() in [0, numBlocks), sub-block 0 of 1, ratio 1.
 __aicore__ inline int64_t GetBlockNum() { return ascend_model::BlockNum(); }
 __aicore__ inline int64_t GetBlockIdx() { return ascend_model::BlockIdx(); }
 __aicore__ inline int64_t GetSubBlockIdx() { return ascend_model::SubBlockIdx(); }
 __aicore__ inline int64_t GetSubBlockNum() { return ascend_model::SubBlockNum(); }
+__aicore__ inline int64_t GetTaskRatio() { return ascend_model::TaskRatio(); }
+
+// ---- printf (Utils-API/调测接口/printf): formatted output from a kernel -----------------------------------
+// On the CPU the format and arguments go to the host's stdout as std::printf formats them, one call at
+// a time (the modelled cores take turns, so lines of different cores do not interleave); the 30 KB
+// per-call limit and the escape-character restriction of the document are not checked.
+template <class... Args>
+__aicore__ inline void printf(const char *fmt, Args &&...args) {
+  if constexpr (sizeof...(Args) == 0) {
+    std::fputs(fmt, stdout);
+  } else {
+    std::printf(fmt, std::forward<Args>(args)...);
+  }
+  std::fflush(stdout);
+}
 
 __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, const ascend_model::Site &site = ascend_model::Site()) {
   return ascend_model::UserWorkspace(workspace, site);
@@ -236,6 +415,10 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, const ascend_model
   ascend_model::CopyTiling(&tiling_data, reinterpret_cast<const uint8_t *>(tiling_arg), sizeof(tiling_data), \
                            ascend_model::Site())
 #define KERNEL_TASK_TYPE_DEFAULT(value) ascend_model::CheckKernelType(value, ascend_model::Site())
+// TILING_KEY_IS(k): whether the launch's tiling key (ICPU_SET_TILING_KEY) is k; the run stops when no
+// key was set for the launch.
+#define TILING_KEY_VAR g_tilingKey
+#define TILING_KEY_IS(k) (ascend_model::TilingKeyIs(static_cast<uint64_t>(k), ascend_model::Site()))
 
 #pragma GCC visibility pop
 

@@ -17,10 +17,17 @@
 
 #include "model_hooks.h"
 
-// Kernel-language qualifiers: the model runs everything on the host.
+// Kernel-language qualifiers. As in CANN's CPU twin debug ("CPU域孪生调试": the function execution
+// space qualifiers, function marks and address space qualifiers are defined empty), everything runs
+// on the host: __global__, __aicore__, the kernel types __vector__ / __cube__ / __mix__(cube, vec),
+// __gm__ and __ubuf__. The launch's core types come from SetKernelMode (tikicpulib.h).
 #define __aicore__
 #define __global__
+#define __vector__
+#define __cube__
+#define __mix__(cube, vec)
 #define __gm__
+#define __ubuf__
 #define __inout_pipe__(pipe)
 #define GM_ADDR __gm__ uint8_t *
 
@@ -204,6 +211,9 @@ enum class TPosition : uint8_t {
 };
 using QuePosition = TPosition;
 
+// Physical memories (impl/utils/common_types.h): LocalMemAllocator<Hardware>.
+enum class Hardware : uint8_t { GM, UB, L1, L0A, L0B, L0C, BIAS, FIXBUF, MAX };
+
 enum class HardEvent : uint8_t {
   // src_dst
   MTE2_MTE1,
@@ -282,6 +292,10 @@ struct GmAllocation {
 // The allocation `p` points into (nullptr if none, e.g. an absent optional input).
 const GmAllocation *FindGm(const void *p);
 
+// Static Tensor programming (runtime.cc): the buffer [addr, addr + bytes) of the calling core's
+// memory that TPosition `pos` maps to, for LocalTensor(pos, addr, tileSize) and LocalMemAllocator.
+const LocalBuffer *StaticBuffer(AscendC::TPosition pos, uint64_t addr, uint64_t bytes, const Site &site);
+
 }  // namespace ascend_model
 
 namespace AscendC {
@@ -291,6 +305,12 @@ class LocalTensor {
  public:
   using PrimType = T;
   __aicore__ inline LocalTensor() {}
+  // Static Tensor programming ("LocalTensor构造函数"): tileSize elements at byte address `addr` of
+  // the memory `pos` maps to; addr 32-byte aligned, addr + tileSize * sizeof(T) within the memory.
+  __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize,
+                                const ascend_model::Site &site = ascend_model::Site())
+      : buffer_(ascend_model::StaticBuffer(pos, addr, static_cast<uint64_t>(tileSize) * sizeof(T), site)),
+        size_(tileSize) {}
 
   // Scalar access, executed by the S pipe.
   __aicore__ inline __inout_pipe__(S) T GetValue(const uint32_t index,
