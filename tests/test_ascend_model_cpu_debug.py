@@ -53,18 +53,23 @@ def programs(tmp_path_factory):
     example = os.path.join(out, "add_custom_cpu")
     # The README's command, run from the repository root, with its output moved into this test's folder.
     example_cmd = [example if arg == readme[readme.index("-o") + 1] else arg for arg in readme]
+    # The scenarios are written for a kernel compiled --cce-auto-sync=off: every sync call is in the source,
+    # and the strictness tests show each one needed. The same source built with the script's default
+    # (auto-sync on) runs the auto-sync scenarios only.
     scenario = os.path.join(out, "cpu_debug_test")
-    scenario_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "-o", scenario, TEST_SRC]
+    scenario_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=off", "-o", scenario, TEST_SRC]
+    auto = os.path.join(out, "cpu_debug_test_auto_sync")
+    auto_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "-o", auto, TEST_SRC]
     procs = [subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for cmd in (example_cmd, scenario_cmd)]
+             for cmd in (example_cmd, scenario_cmd, auto_cmd)]
     for p in procs:
         log = p.communicate()[0]
         assert p.returncode == 0, log
-    return {"example": example, "scenarios": scenario, "dir": str(out)}
+    return {"example": example, "scenarios": scenario, "auto_sync": auto, "dir": str(out)}
 
 
-def _run(programs, *args, expect_ok=True, **env):
-    res = subprocess.run([programs["scenarios"], *args], capture_output=True, text=True, env=_env(**env), timeout=120)
+def _run(programs, *args, expect_ok=True, program="scenarios", **env):
+    res = subprocess.run([programs[program], *args], capture_output=True, text=True, env=_env(**env), timeout=120)
     if expect_ok:
         assert res.returncode == 0, res.stdout + res.stderr
     return res
@@ -133,16 +138,17 @@ def test_ascend_model_system_variables_per_kernel_mode(programs, mode):
     AIV_MODE / AIC_MODE launch 3 cores of one type, each its own block. Then the variables CANN's CPU
     debug gives a kernel: block_idx (the raw core index: the AI core in MIX, the block otherwise),
     block_num, sub_block_idx and g_taskRation (2 on every core of a MIX launch, 1 otherwise), so that
-    GetBlockIdx() on a MIX AIV is block_idx * g_taskRation + sub_block_idx."""
+    GetBlockIdx() on a MIX AIV is block_idx * g_taskRation + sub_block_idx. Last, GetTaskRation(), the
+    spelling CANN's headers also declare, equal to GetTaskRatio()."""
     rows = sorted(tuple(line.split()[1:]) for line in _run(programs, "sysvars", mode).stdout.splitlines()
                   if line.startswith("SV "))
     if mode == "mix":
-        want = [("AIC", "3", str(c), "0", "1", "1", str(c), "3", "0", "2") for c in range(3)]
-        want += [("AIV", "3", str(c * 2 + s), str(s), "2", "2", str(c), "3", str(s), "2")
+        want = [("AIC", "3", str(c), "0", "1", "1", str(c), "3", "0", "2", "1") for c in range(3)]
+        want += [("AIV", "3", str(c * 2 + s), str(s), "2", "2", str(c), "3", str(s), "2", "2")
                  for c in range(3) for s in range(2)]
     else:
         kind = mode.upper()
-        want = [(kind, "3", str(b), "0", "1", "1", str(b), "3", "0", "1") for b in range(3)]
+        want = [(kind, "3", str(b), "0", "1", "1", str(b), "3", "0", "1", "1") for b in range(3)]
     assert rows == sorted(want)
 
 
@@ -313,3 +319,66 @@ def test_ascend_model_stops_on(programs, case):
     res = _run(programs, "error", str(case), expect_ok=False)
     assert res.returncode == 1, res.stdout + res.stderr
     assert re.search(ERRORS[case], res.stderr), res.stderr
+
+
+# --- the compiler's auto-sync (同步控制/核内同步/关键特性说明.md: --cce-auto-sync, 表3) --------------------------
+
+# variant (the one sync the kernel leaves out) -> the hazard's "missing ..." text with auto-sync off, and
+# whether the compiler's auto-sync inserts it (on a Vector core: PIPE_V -> PIPE_V, PIPE_S <-> V / MTE2 /
+# MTE3; on the Cube core nothing; overlapping MTE3 stores still need PipeBarrier).
+AUTO_SYNC_CASES = {
+    "v_v": ("missing PipeBarrier<PIPE_V>", True),
+    "v_s": ("missing V -> S", True),
+    "s_v": ("missing S -> V", True),
+    "s_mte3": ("missing S -> MTE3", True),
+    "mte2_s": ("missing MTE2 -> S", True),
+    "mte2_v": ("missing MTE2 -> V", False),
+    "mte3_mte3": ("missing PipeBarrier<PIPE_MTE3>", False),
+    "cube_s_mte2": ("missing S -> MTE2", False),
+}
+
+
+def _autosync_expected(variant):
+    """dst of the auto-sync kernel: a = src, b = 2a, c = 3b with c[2] + 1, dst[:64] = c, then b over dst[32:96]
+    (the variants s_v and mte2_s change a[1] to 50 and a[0] to a[0] + 100 first)."""
+    a = np.arange(64, dtype=np.float32) - 20.0
+    if variant == "s_v":
+        a[1] = 50.0
+    if variant == "mte2_s":
+        a[0] += 100.0
+    b = a + a
+    c = b * np.float32(3.0)
+    c[2] += 1.0
+    dst = np.zeros(96, np.float32)
+    dst[:64] = c
+    dst[32:96] = b
+    return dst
+
+
+@pytest.mark.parametrize("variant", sorted(AUTO_SYNC_CASES))
+def test_ascend_model_cce_auto_sync_inserts_what_the_compiler_inserts(programs, variant):
+    """Each variant leaves out one sync. Built --cce-auto-sync=off the model stops it and names that sync;
+    built with the default (on), the model takes the syncs the compiler inserts as given and runs the kernel
+    to the documented result, and still stops the others."""
+    missing, inserted = AUTO_SYNC_CASES[variant]
+    strict = _run(programs, "autosync", variant, expect_ok=False)
+    assert strict.returncode == 1 and "hazard:" in strict.stderr and missing in strict.stderr, strict.stderr
+    auto = _run(programs, "autosync", variant, expect_ok=False, program="auto_sync")
+    if not inserted:
+        assert auto.returncode == 1 and missing in auto.stderr, auto.stderr
+        return
+    assert auto.returncode == 0, auto.stderr
+    np.testing.assert_array_equal(_values(auto.stdout, "dst")[:96], _autosync_expected(variant))
+
+
+@pytest.mark.parametrize("program", ["scenarios", "auto_sync"])
+def test_ascend_model_auto_sync_kernel_with_every_sync_runs_in_both_builds(programs, program):
+    res = _run(programs, "autosync", "none", program=program)
+    np.testing.assert_array_equal(_values(res.stdout, "dst")[:96], _autosync_expected("none"))
+    _run(programs, "autosync", "cube_none", program=program)
+
+
+def test_ascend_model_build_script_refuses_an_unknown_auto_sync_value(tmp_path):
+    res = subprocess.run(["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=maybe", "-o",
+                          str(tmp_path / "x"), TEST_SRC], capture_output=True, text=True, cwd=REPO, env=_env())
+    assert res.returncode == 2 and "--cce-auto-sync takes on or off" in res.stderr, res.stderr

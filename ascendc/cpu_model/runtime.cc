@@ -27,6 +27,17 @@
 //   * atomic DMA stores (SetAtomicAdd, ...) of one operation and type need no order among themselves.
 // Scalar accesses (GetValue/SetValue) are on PIPE_S: ordering them against a pipe needs S_V, V_S, ...
 //
+// The compiler's auto-sync (--cce-auto-sync, on by default for <<<>>> launches, kernel-launch and custom
+// operator projects: 同步控制/核内同步/关键特性说明.md, 表3). With it on, the Bisheng compiler inserts, on a
+// Vector core of NPU architecture 2201, the synchronisation of every dependency between two PIPE_V
+// instructions and between PIPE_S and PIPE_V / MTE2 / MTE3 (both ways); on the Cube core it inserts
+// none, and overlapping MTE2 / MTE3 destinations still need PipeBarrier. The model takes such a
+// dependency as synchronised where it finds it (the later access then waits for the earlier one, as an
+// inserted SetFlag / WaitFlag pair would make it) instead of stopping the run. build_cpu_debug.sh
+// compiles with it on (ASCEND_MODEL_CCE_AUTO_SYNC=1) unless given --cce-auto-sync=off; the model of our
+// own kernel (ms_msa.testing.ascend_model) compiles with it off, the strict reading, so each of the
+// kernel's own sync calls is shown necessary.
+//
 // Shadow memory. Every byte of every local buffer and of every writable GM allocation records its
 // last write and the reads since (which instruction, agent, clock). An access that is not ordered
 // after a conflicting one (RAW, WAR, WAW) of another agent stops the run with a message naming the
@@ -478,6 +489,36 @@ bool Ordered(const Record &prev, uint32_t prevId, uint32_t curId, Conflict kind,
   return M().vc[cur.agent][prev.agent] >= prev.clock;
 }
 
+#ifndef ASCEND_MODEL_CCE_AUTO_SYNC
+#define ASCEND_MODEL_CCE_AUTO_SYNC 0
+#endif
+
+// With the compiler's auto-sync on (see the top of this file): whether the conflict of the earlier access
+// `prev` with the current record is one the compiler synchronises. If so, between two pipes, the current
+// pipe now waits for everything the earlier one was given (the compiler's SetFlag / WaitFlag pair before
+// this instruction), so later checks see them ordered; two vector instructions are ordered as by a
+// PipeBarrier<PIPE_V> between them.
+bool AutoSynced(const Record &prev, uint32_t curId, const ThreadCtx &c) {
+  if (!ASCEND_MODEL_CCE_AUTO_SYNC || c.aic()) return false;
+  MachineImpl &m = M();
+  const Record &cur = m.records[curId];
+  if (prev.agent / kPipes != cur.agent / kPipes) return false;  // another core: cross-core flags only
+  const Pipe pp = static_cast<Pipe>(prev.agent % kPipes), cp = static_cast<Pipe>(cur.agent % kPipes);
+  const auto dma = [](Pipe p) { return p == Pipe::kMTE2 || p == Pipe::kMTE3; };
+  const bool covered = (pp == Pipe::kV && cp == Pipe::kV) ||
+                       (pp == Pipe::kS && (cp == Pipe::kV || dma(cp))) ||
+                       (cp == Pipe::kS && (pp == Pipe::kV || dma(pp)));
+  if (!covered) return false;
+  if (pp != cp) {
+    // A SetFlag on prev's pipe placed just before this instruction (after everything that pipe was given
+    // so far), and its WaitFlag on this pipe: as SetFlagOn / WaitFlagOn do it.
+    const Clock snapshot = m.vc[prev.agent];
+    ++m.vc[prev.agent][prev.agent];
+    m.JoinInto(static_cast<int>(cur.agent), snapshot);
+  }
+  return true;
+}
+
 [[noreturn]] void Hazard(const char *kind, const Region &region, const Span &span, uint64_t byte, uint32_t prevId,
                          uint32_t curId) {
   MachineImpl &m = M();
@@ -624,12 +665,15 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
     if (access == Access::kWrite) {
       // Reads first: a missing write-after-read event explains more than the write before them.
       ForEachId(cell.r, [&](uint32_t id) {
-        if (!Ordered(m.records[id], id, rec, Conflict::kWAR, c)) Hazard("WAR", *region, span, first + i, id, rec);
+        if (!Ordered(m.records[id], id, rec, Conflict::kWAR, c) && !AutoSynced(m.records[id], rec, c)) {
+          Hazard("WAR", *region, span, first + i, id, rec);
+        }
       });
       std::vector<uint32_t> kept;
       ForEachId(cell.w, [&](uint32_t id) {
         const bool combines = atomic != 0 && m.records[id].atomic == atomic;
         if (Ordered(m.records[id], id, rec, combines ? Conflict::kNone : Conflict::kWAW, c)) return;
+        if (!combines && AutoSynced(m.records[id], rec, c)) return;
         if (!combines) Hazard("WAW", *region, span, first + i, id, rec);
         kept.push_back(id);
       });
@@ -643,7 +687,9 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
       cell.r = 0;
     } else {
       ForEachId(cell.w, [&](uint32_t id) {
-        if (!Ordered(m.records[id], id, rec, Conflict::kRAW, c)) Hazard("RAW", *region, span, first + i, id, rec);
+        if (!Ordered(m.records[id], id, rec, Conflict::kRAW, c) && !AutoSynced(m.records[id], rec, c)) {
+          Hazard("RAW", *region, span, first + i, id, rec);
+        }
       });
       newR = cell.r == rec ? rec : AddRead(cell.r, rec, c);
       cell.r = newR;

@@ -385,6 +385,9 @@ __aicore__ inline int64_t GetBlockIdx() { return ascend_model::BlockIdx(); }
 __aicore__ inline int64_t GetSubBlockIdx() { return ascend_model::SubBlockIdx(); }
 __aicore__ inline int64_t GetSubBlockNum() { return ascend_model::SubBlockNum(); }
 __aicore__ inline int64_t GetTaskRatio() { return ascend_model::TaskRatio(); }
+// CANN's headers also declare this spelling (impl/basic_api/kernel_operator_sys_var_intf_impl.h: it returns
+// GetTaskRatio()), and its examples call it.
+__aicore__ inline int64_t GetTaskRation() { return GetTaskRatio(); }
 
 // ---- printf (Utils-API/调测接口/printf): formatted output from a kernel -----------------------------------
 // On the CPU the format and arguments go to the host's stdout as std::printf formats them, one call at

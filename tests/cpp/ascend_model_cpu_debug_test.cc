@@ -47,10 +47,11 @@ extern "C" __global__ __aicore__ void sysvar_kernel(GM_ADDR unused) {
   (void)unused;
   // Each core prints its view; the cores take turns, so the lines do not interleave.
   // Then CANN's CPU-debug system variables: block_idx, block_num, sub_block_idx, g_taskRation.
-  std::printf("SV %s %ld %ld %ld %ld %ld %ld %ld %ld %ld\n", ASCEND_IS_AIC ? "AIC" : "AIV",
+  std::printf("SV %s %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld\n", ASCEND_IS_AIC ? "AIC" : "AIV",
               static_cast<long>(GetBlockNum()), static_cast<long>(GetBlockIdx()), static_cast<long>(GetSubBlockIdx()),
               static_cast<long>(GetSubBlockNum()), static_cast<long>(GetTaskRatio()), static_cast<long>(block_idx),
-              static_cast<long>(block_num), static_cast<long>(sub_block_idx), static_cast<long>(g_taskRation));
+              static_cast<long>(block_num), static_cast<long>(sub_block_idx), static_cast<long>(g_taskRation),
+              static_cast<long>(GetTaskRation()));
 }
 
 // ---- AscendC::printf from each core, and the architecture the build selects (__NPU_ARCH__) -------------
@@ -533,9 +534,81 @@ extern "C" __global__ __aicore__ void error_kernel(GM_ADDR gm) {
   }
 }
 
+// ---- the compiler's auto-sync (同步控制/核内同步/关键特性说明.md, 表3) ------------------------------------
+// Each variant leaves out exactly one synchronisation. Built with build_cpu_debug.sh's default
+// (--cce-auto-sync=on) the Bisheng compiler would insert those of PIPE_V -> PIPE_V and PIPE_S <-> PIPE_V /
+// MTE2 / MTE3 on a Vector core, so those variants run; MTE2 -> V, two MTE3 stores to overlapping GM and
+// anything on the Cube core are the kernel's to synchronise in either build.
+extern "C" __global__ __aicore__ __vector__ void autosync_kernel(GM_ADDR src, GM_ADDR dst) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 3 * kN * sizeof(float));
+  LocalTensor<float> a = buf.Get<float>();
+  LocalTensor<float> b = a[kN];
+  LocalTensor<float> c = a[2 * kN];
+  GlobalTensor<float> srcGm, dstGm;
+  srcGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(src), kN);
+  dstGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(dst), 2 * kN);
+  const std::string &v = g_variant;
+  DataCopy(a, srcGm, kN);
+  if (v == "mte2_s") {  // MTE2 -> S: a scalar read of what the copy brought in
+    a.SetValue(0, a.GetValue(0) + 100.0f);
+  } else if (v != "mte2_v") {
+    SetFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_S>(EVENT_ID0);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+  }
+  if (v == "s_v") a.SetValue(1, 50.0f);  // S -> V: the Add below reads it
+  Add(b, a, a, kN);                      // b = 2a
+  if (v != "v_v") PipeBarrier<PIPE_V>();
+  Muls(c, b, 3.0f, kN);  // V -> V: c = 6a
+  if (v != "v_s") {
+    SetFlag<HardEvent::V_S>(EVENT_ID0);
+    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+  }
+  c.SetValue(2, c.GetValue(2) + 1.0f);  // V -> S
+  if (v != "s_mte3") {
+    SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+  }
+  SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+  DataCopy(dstGm, c, kN);  // S -> MTE3
+  if (v != "mte3_mte3") PipeBarrier<PIPE_MTE3>();
+  DataCopy(dstGm[kN / 2], b, kN);  // overlaps the first store's second half
+}
+
+// On the Cube core the compiler inserts nothing: a scalar store to GM, then MTE2 reading it, needs S_MTE2.
+extern "C" __global__ __aicore__ __cube__ void autosync_cube_kernel(GM_ADDR src) {
+  LocalMemAllocator<Hardware::L1> l1;
+  LocalTensor<half> a1 = l1.Alloc<TPosition::A1, half, 128>();
+  GlobalTensor<half> srcGm;
+  srcGm.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(src), 128);
+  srcGm.SetValue(0, half(2.0f));
+  if (g_variant != "cube_s_mte2") {
+    SetFlag<HardEvent::S_MTE2>(EVENT_ID0);
+    WaitFlag<HardEvent::S_MTE2>(EVENT_ID0);
+  }
+  DataCopy(a1, srcGm, 128);
+}
+
 namespace {
 
 int RunScenario(const std::string &name) {
+  if (name == "autosync") {  // variant: the synchronisation left out ("none": all there)
+    float *src = Gm<float>(kN), *dst = Gm<float>(2 * kN);
+    for (int i = 0; i < kN; ++i) src[i] = static_cast<float>(i) - 20.0f;
+    if (g_variant.rfind("cube", 0) == 0) {
+      SetKernelMode(KernelMode::AIC_MODE);
+      ICPU_RUN_KF(autosync_cube_kernel, 1, reinterpret_cast<uint8_t *>(src));
+      return 0;
+    }
+    SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(autosync_kernel, 1, reinterpret_cast<uint8_t *>(src), reinterpret_cast<uint8_t *>(dst));
+    Print("dst", dst, 2 * kN);
+    return 0;
+  }
   if (name == "sysvars") {  // variant: mix, aiv or aic
     uint8_t *gm = Gm<uint8_t>(32);
     SetKernelMode(g_variant == "aiv" ? KernelMode::AIV_MODE : g_variant == "aic" ? KernelMode::AIC_MODE
