@@ -4,16 +4,25 @@ Both run RoutedExperts' contract (x [T, H], expert ids and weights [T, k] -> [T,
 6144 and expert width 3072, with fewer experts than M3's 128 so that the weights fit this machine, GRAPH_MODE with
 every input dynamic (as the model compiles it). The peer ("gather") is the dispatch model_zoo used before, kept
 here only: each (token, choice) pair gathers a copy of its expert's weights, then one BatchMatMul; its transient
-copy is T * k experts' weights (about 3.1 experts' bytes per pair at the step's peak, measured), so its cases are
-skipped when that estimate exceeds --gather-budget-gib (the skip is recorded with the size it would need).
+copy is T * k experts' weights (about 3.1 experts' bytes per pair at the step's peak, measured: GATHER_PEAK_PER_PAIR).
 
-Every case runs in a process of its own: a warm-up call (compiles), then --runs timed calls; peak memory is the
+**Chunked gather.** When that estimated peak of the whole step exceeds --gather-budget-gib, the gather peer runs
+the step in chunks of whole tokens: the same Cell (the same per-pair weight copy and BatchMatMuls, one
+dynamic-shape graph) called on at most N pairs a call (N = the most tokens' pairs whose estimated peak fits the
+budget, a multiple of k), the calls' outputs concatenated in token order. Its time is then the sum of the calls
+(the per-pair work is the same; only the transient is bounded), its measured peak the chunked step's, and the
+estimated peak of the unchunked step is recorded beside it. The table says "chunked, N pairs a call" where it
+chunked.
+
+Every case runs in a process of its own: a warm-up call (compiles; for a chunked gather, the first chunk), then
+--runs timed calls of the whole step (--gather-runs for the gather peer, default --runs); peak memory is the
 process's VmHWM (/proc/self/status) over those calls, reset first through /proc/self/clear_refs so that setting
 the weights up does not count, minus the resident size before the first call (what the step itself adds).
-Routing is random (k distinct experts per token, seeded); the outputs of the two dispatches are compared where
-both ran. Prints a markdown table and writes benchmarks/results/moe_<stamp>.json.
+Routing is random (k distinct experts per token, seeded); the outputs of the two dispatches (the last timed
+call's) are compared (max abs diff). Prints a markdown table and writes benchmarks/results/moe_<stamp>.json.
 
-    source scripts/bootstrap.sh && $PYTHON benchmarks/bench_moe.py [--experts 16] [--dtype float16] [--runs 3]
+    source scripts/bootstrap.sh && $PYTHON benchmarks/bench_moe.py [--experts 16] [--dtype float16] [--runs 3] \
+        [--gather-runs 1] [--tokens 1 16 32 64 128 256 512] [--gather-budget-gib 8]
 """
 import argparse
 import datetime
@@ -29,7 +38,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 HIDDEN, WIDTH = 6144, 3072
-TOKENS = (1, 4, 8, 16, 64, 128, 256, 512)
+TOKENS = (1, 16, 32, 64, 128, 256, 512)
 # The gather peer's step peak per (token, choice) pair, in expert sizes: measured 3.1 here (1333 MiB for 4 pairs of
 # 108 MiB float16 experts): the gathered copies of both projections plus MindSpore CPU's float32 working copies.
 GATHER_PEAK_PER_PAIR = 3.1
@@ -103,22 +112,27 @@ def child(args):
     cell.set_inputs(ms.Tensor(shape=[None, HIDDEN], dtype=dtype), ms.Tensor(shape=[None, args.top_k], dtype=ms.int32),
                     ms.Tensor(shape=[None, args.top_k], dtype=ms.float32))
     import gc  # pylint: disable=import-outside-toplevel
+    # The calls of one step: the whole step, or (a chunked gather) runs of at most --chunk-tokens tokens, sliced
+    # before the timing starts.
+    step = args.chunk_tokens or args.tokens
+    chunks = [(x[a:a + step], ids[a:a + step], weights[a:a + step]) for a in range(0, args.tokens, step)]
     gc.collect()
     with open("/proc/self/clear_refs", "w") as f:   # resets VmHWM to the current resident size
         f.write("5")
     rss_before = _status_kib("VmRSS")
     t0 = time.perf_counter()
-    out = cell(x, ids, weights).asnumpy()
+    cell(*chunks[0]).asnumpy()
     first = time.perf_counter() - t0
     times = []
     for _ in range(args.runs):
         t0 = time.perf_counter()
-        cell(x, ids, weights).asnumpy()
+        out = np.concatenate([cell(*c).asnumpy() for c in chunks])
         times.append(time.perf_counter() - t0)
     peak = _status_kib("VmHWM")
     np.save(args.save, out)
     print(json.dumps({"times_s": times, "first_call_s": first, "rss_before_mib": rss_before / 1024,
                       "peak_mib": peak / 1024, "peak_step_mib": (peak - rss_before) / 1024,
+                      "calls_per_step": len(chunks), "tokens_per_call": step,
                       "selected_experts": int(len(np.unique(ids.asnumpy())))}))
 
 
@@ -133,34 +147,42 @@ def main():
     parser.add_argument("--dtype", choices=("float16", "float32"), default="float16")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, nargs="*", default=list(TOKENS))
+    parser.add_argument("--gather-runs", type=int, default=None,
+                        help="timed calls of the gather peer (default --runs; its 512-token step takes minutes)")
     parser.add_argument("--gather-budget-gib", type=float, default=12.0,
-                        help="skip gather cases whose estimated step peak exceeds this (this machine: 24 GiB, shared)")
+                        help="run the gather peer in chunks of pairs whose estimated peak fits this when its whole "
+                             "step's would not (this machine: 24 GiB, shared)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--impl", choices=IMPLS, help=argparse.SUPPRESS)
     parser.add_argument("--save", help=argparse.SUPPRESS)
+    parser.add_argument("--chunk-tokens", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         args.tokens = args.tokens[0]
         child(args)
         return
 
+    gather_runs = args.runs if args.gather_runs is None else args.gather_runs
+    per_pair = GATHER_PEAK_PER_PAIR * expert_bytes(args.dtype)
     results = {"hidden": HIDDEN, "expert_width": WIDTH, "experts": args.experts, "top_k": args.top_k,
-               "dtype": args.dtype, "runs": args.runs, "mode": "GRAPH_MODE, dynamic shapes", "cpus": os.cpu_count(),
-               "cases": {}}
+               "dtype": args.dtype, "runs": args.runs, "gather_runs": gather_runs,
+               "mode": "GRAPH_MODE, dynamic shapes", "cpus": os.cpu_count(),
+               "gather_budget_gib": args.gather_budget_gib, "gather_peak_per_pair_experts": GATHER_PEAK_PER_PAIR,
+               "load_average_before": os.getloadavg(), "cases": {}}
     tmp = tempfile.mkdtemp(prefix="bench_moe_")
     for t in args.tokens:
         row = results["cases"][str(t)] = {}
         for impl in IMPLS:
-            need_gib = GATHER_PEAK_PER_PAIR * t * args.top_k * expert_bytes(args.dtype) / 2 ** 30
-            if impl == "gather" and need_gib > args.gather_budget_gib:
-                row[impl] = {"skipped": f"would need about {need_gib:.0f} GiB at its peak "
-                                        f"(> --gather-budget-gib {args.gather_budget_gib:g})"}
-                print(f"T={t} {impl}: skipped ({need_gib:.0f} GiB)", file=sys.stderr)
-                continue
+            chunk, runs = 0, args.runs
+            if impl == "gather":
+                runs = gather_runs
+                whole_mib = per_pair * t * args.top_k / 2 ** 20
+                if whole_mib > args.gather_budget_gib * 1024:
+                    chunk = max(1, int(args.gather_budget_gib * 2 ** 30 // (per_pair * args.top_k)))
             save = os.path.join(tmp, f"{impl}_{t}.npy")
             cmd = [sys.executable, os.path.abspath(__file__), "--child", "--impl", impl, "--tokens", str(t),
                    "--experts", str(args.experts), "--top-k", str(args.top_k), "--dtype", args.dtype,
-                   "--runs", str(args.runs), "--save", save]
+                   "--runs", str(runs), "--save", save, "--chunk-tokens", str(chunk)]
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp,
                                   env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
             if proc.returncode != 0:
@@ -169,7 +191,13 @@ def main():
                 continue
             row[impl] = json.loads(proc.stdout.strip().splitlines()[-1])
             row[impl]["median_s"] = float(np.median(row[impl]["times_s"]))
-            print(f"T={t} {impl}: {row[impl]['median_s'] * 1e3:.1f} ms, step peak "
+            row[impl]["load_average_after"] = os.getloadavg()
+            if impl == "gather":
+                row[impl]["estimated_unchunked_peak_step_mib"] = whole_mib
+                row[impl]["chunked"] = bool(chunk)
+                row[impl]["pairs_per_call"] = (chunk or t) * args.top_k
+            how = f" (chunked, {chunk * args.top_k} pairs a call)" if chunk else ""
+            print(f"T={t} {impl}{how}: {row[impl]['median_s'] * 1e3:.1f} ms, step peak "
                   f"{row[impl]['peak_step_mib']:.0f} MiB", file=sys.stderr)
         if all("median_s" in row.get(i, {}) for i in IMPLS):
             a, b = (np.load(os.path.join(tmp, f"{i}_{t}.npy")) for i in IMPLS)
@@ -188,21 +216,26 @@ def main():
 def table(results):
     lines = [f"MoE routed experts, H={results['hidden']}, I={results['expert_width']}, {results['experts']} experts, "
              f"top-{results['top_k']}, {results['dtype']}, {results['mode']}, {results['cpus']} CPUs; median of "
-             f"{results['runs']} calls; step peak = VmHWM over the calls minus RSS before them",
+             f"{results['runs']} calls (gather: {results.get('gather_runs', results['runs'])}); step peak = VmHWM "
+             f"over the calls minus RSS before them; gather chunked where its whole step's estimated peak exceeds "
+             f"{results.get('gather_budget_gib', '-')} GiB",
              "",
-             "| T | grouped ms | grouped step peak MiB | gather ms | gather step peak MiB | speed-up | max abs diff |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| T | grouped ms | grouped step peak MiB | gather | gather ms | gather step peak MiB | gather unchunked "
+             "peak MiB (est.) | speed-up | max abs diff |",
+             "|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for t, row in results["cases"].items():
         g, p = row.get("grouped", {}), row.get("gather", {})
         gms = f"{g['median_s'] * 1e3:.1f}" if "median_s" in g else "failed"
         gmem = f"{g['peak_step_mib']:.0f}" if "median_s" in g else "-"
         if "median_s" in p:
             pms, pmem = f"{p['median_s'] * 1e3:.1f}", f"{p['peak_step_mib']:.0f}"
-            speed = f"{p['median_s'] / g['median_s']:.2f}x" if "median_s" in g else "-"
+            how = f"chunked, {p['pairs_per_call']} pairs a call" if p.get("chunked") else "whole step"
+            est = f"{p['estimated_unchunked_peak_step_mib']:.0f}" if "estimated_unchunked_peak_step_mib" in p else "-"
+            speed = f"{p['median_s'] / g['median_s']:.1f}x" if "median_s" in g else "-"
         else:
-            pms, pmem, speed = ("skipped" if "skipped" in p else "failed"), "-", "-"
+            pms, pmem, how, est, speed = ("skipped" if "skipped" in p else "failed"), "-", "-", "-", "-"
         diff = f"{row['max_abs_diff']:.2g} (of {row['max_abs_out']:.2g})" if "max_abs_diff" in row else "-"
-        lines.append(f"| {t} | {gms} | {gmem} | {pms} | {pmem} | {speed} | {diff} |")
+        lines.append(f"| {t} | {gms} | {gmem} | {how} | {pms} | {pmem} | {est} | {speed} | {diff} |")
     skipped = [f"T={t}: {row['gather']['skipped']}" for t, row in results["cases"].items()
                if "skipped" in row.get("gather", {})]
     if skipped:

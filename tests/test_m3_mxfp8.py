@@ -75,6 +75,73 @@ def test_run_time_dequantize_equals_torch(mode, dtype):
     assert np.array_equal(np.isnan(got), np.isnan(want))
 
 
+def _fp8_bytes(rng, shape):
+    """Random e4m3fn bytes (no NaN code) of `shape` and e8m0 scales 2^-8 to 2^-5 [..., in / 32]."""
+    from model_zoo.minimax_m3.checkpoint import mxfp8
+    q = rng.integers(0, 256, shape, dtype=np.uint8)
+    q[(q & 0x7F) == 0x7F] ^= 0x01                     # 0x7F / 0xFF are e4m3fn's NaN: make them 0x7E / 0xFE
+    s = rng.integers(119, 123, mxfp8.scale_shape(shape)).astype(np.uint8)
+    return q, s
+
+
+@needs_reference
+@pytest.mark.parametrize("expert_ids", [[[11, 2, 7, 5]], [[11, 2, 7, 5], [2, 11, 0, 9], [5, 7, 2, 11]]],
+                         ids=["decode", "3-tokens"])
+def test_fp8_moe_dequantizes_only_the_chosen_experts(pynative, monkeypatch, expert_ids):
+    """--weights fp8's routed experts (16, top-4) dequantize only the experts some pair chose, in ascending id:
+    every Mxfp8Dequantize call is recorded (PyNative) and must get exactly those experts' bytes and return torch's
+    dequantization of them; the layer's output equals numpy's on the torch-dequantized weights."""
+    import mindspore as ms
+    from model_zoo.minimax_m3.layers import fp8_weights
+    from model_zoo.minimax_m3.model.config import MiniMaxM3Config
+    e, k, h, i = 16, 4, 64, 64          # I == H: both projections have 64 input columns, one torch call for both
+    cfg = MiniMaxM3Config(hidden_size=h, num_experts=e, num_experts_per_tok=k, moe_intermediate_size=i)
+    experts = fp8_weights.Mxfp8RoutedExperts(cfg, ms.float32)
+    rng = np.random.default_rng(5)
+    gu_q, gu_s = _fp8_bytes(rng, (e, 2 * i, h))
+    dn_q, dn_s = _fp8_bytes(rng, (e, h, i))
+    for name, value in (("gate_up_proj", gu_q), ("gate_up_proj_scale_inv", gu_s), ("down_proj", dn_q),
+                        ("down_proj_scale_inv", dn_s)):
+        getattr(experts, name).set_data(ms.Tensor(value))
+    ref = m3_golden.torch_mxfp8_dequantize(np.concatenate([gu_q.reshape(-1, h), dn_q.reshape(-1, i)]),
+                                           np.concatenate([gu_s.reshape(-1, h // 32), dn_s.reshape(-1, i // 32)]))
+    ref = ref["float32"].astype(np.float64)
+    gate_up_w, down_w = ref[:e * 2 * i].reshape(e, 2 * i, h), ref[e * 2 * i:].reshape(e, h, i)
+
+    calls = []
+    original = fp8_weights.Mxfp8Dequantize.construct
+
+    def recording(self, q, s):
+        out = original(self, q, s)
+        calls.append((q.shape, s.shape, out.asnumpy()))
+        return out
+    monkeypatch.setattr(fp8_weights.Mxfp8Dequantize, "construct", recording)
+
+    ids = np.array(expert_ids, np.int32)
+    tokens = ids.shape[0]
+    x = rng.standard_normal((tokens, h)).astype(np.float32)
+    weights = rng.random((tokens, k)).astype(np.float32)
+    got = experts(ms.Tensor(x), ms.Tensor(ids), ms.Tensor(weights)).asnumpy()
+
+    chosen = sorted(set(ids.reshape(-1).tolist()))
+    assert len(chosen) == (k if tokens == 1 else 6)
+    assert [c[:2] for c in calls] == [((len(chosen), 2 * i, h), (len(chosen), 2 * i, h // 32)),
+                                      ((len(chosen), h, i), (len(chosen), h, i // 32))]
+    assert np.array_equal(calls[0][2], gate_up_w[chosen].astype(np.float32))
+    assert np.array_equal(calls[1][2], down_w[chosen].astype(np.float32))
+
+    want = np.zeros((tokens, h))
+    for t in range(tokens):
+        for j in range(k):
+            gate_up = gate_up_w[ids[t, j]] @ x[t].astype(np.float64)
+            gate = np.minimum(gate_up[:i], cfg.swiglu_limit)
+            up = np.clip(gate_up[i:], -cfg.swiglu_limit, cfg.swiglu_limit)
+            act = (up + cfg.swiglu_beta) * gate / (1 + np.exp(-cfg.swiglu_alpha * gate))
+            want[t] += weights[t, j] * (down_w[ids[t, j]] @ act)
+    assert got.shape == want.shape and np.abs(want).max() > 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
 def test_dequantize_refuses_a_scale_grid_of_the_wrong_shape():
     from model_zoo.minimax_m3.checkpoint import mxfp8
     with pytest.raises(ValueError, match=r"needs scales \[4, 2\]"):
@@ -172,6 +239,35 @@ def test_the_other_scale_spelling_loads_the_same_weights(mxfp8_checkpoint, model
     want = models("dequantize").weights()
     for name, param in other.weights().items():
         assert np.array_equal(param.asnumpy(), want[name].asnumpy()), name
+
+
+def test_scales_typed_f8_e8m0_load_as_u8(mxfp8_checkpoint, models, tmp_path):
+    """The same checkpoint with every scale's header dtype F8_E8M0 instead of U8 (the same bytes): the same
+    weights, dequantized and kept as bytes with their scales."""
+    from model_zoo.minimax_m3 import MiniMaxM3ForCausalLM
+    from model_zoo.minimax_m3.checkpoint import loader
+    folder = str(tmp_path / "e8m0")
+    shutil.copytree(mxfp8_checkpoint, folder)
+
+    def retype(tensors):
+        for name, (dtype, shape, raw) in list(tensors.items()):
+            if name.endswith(".weight_scale_inv"):
+                assert dtype == "U8", name
+                tensors[name] = ("F8_E8M0", shape, raw)
+    for path in loader.checkpoint_files(folder)[1]:
+        _rewrite(path, retype)
+    _, entries = loader._headers(loader.checkpoint_files(folder)[1])
+    scale_dtypes = [dtype for name, _, _, dtype in entries if name.endswith(".weight_scale_inv")]
+    assert scale_dtypes and set(scale_dtypes) == {"F8_E8M0"}
+    for weights in ("dequantize", "fp8"):
+        other = MiniMaxM3ForCausalLM.from_pretrained(folder, dtype="float32", weights=weights, progress=False)
+        for got, want in ((other.weights(), models(weights).weights()),
+                          (other.fp8_scales(), models(weights).fp8_scales())):
+            assert sorted(got) == sorted(want)
+            for name, param in got.items():
+                assert param.dtype == want[name].dtype, name
+                assert np.array_equal(param.asnumpy(), want[name].asnumpy()), f"{weights}: {name}"
+    assert len(models("fp8").fp8_scales()) > 0
 
 
 # --- broken checkpoints: each refused by name, before any weight is written ---------------------------------
