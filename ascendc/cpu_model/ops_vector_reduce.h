@@ -101,21 +101,39 @@ inline void ReportReads(const char *api, const Site &site, const Operand &s, con
   reads.Report();
 }
 
+// The checks every per-repeat reduction starts with (element type, repeatTime and strides in range, src in
+// UB and 32-byte aligned): the src operand and dst's stride in units.
+struct ReduceOperands {
+  Operand src;
+  uint64_t dstRepStride;
+};
+
+template <typename T>
+inline ReduceOperands CheckedReduceOperands(const char *api, const Site &site, const LocalTensor<T> &src,
+                                            int32_t repeatTime, int32_t dstRepStride, int32_t srcBlkStride,
+                                            int32_t srcRepStride) {
+  RequireHalfOrFloat<T>(api, site);
+  Param(api, site, "repeatTime", repeatTime, 255);
+  const uint64_t dRep = Param(api, site, "dstRepStride", dstRepStride, 65535);
+  const uint64_t sBlk = Param(api, site, "srcBlkStride", srcBlkStride, 65535);
+  const uint64_t sRep = Param(api, site, "srcRepStride", srcRepStride, 65535);
+  const Operand s{"src", src.ModelSpan(), sBlk, sRep, sizeof(T)};
+  RequireUb(api, site, s.span, "src", kBlockBytes);
+  return {s, dRep};
+}
+
 // ---- WholeReduceMax / Min / Sum ------------------------------------------------------------------------
 template <typename T>
 inline void WholeReduce(const char *api, const Site &site, Reduction kind, const LocalTensor<T> &dst,
                         const LocalTensor<T> &src, const MaskPlan &plan, int32_t repeatTime, int32_t dstRepStride,
                         int32_t srcBlkStride, int32_t srcRepStride, ReduceOrder order) {
   using namespace ascend_model;
-  RequireHalfOrFloat<T>(api, site);
-  Param(api, site, "repeatTime", repeatTime, 255);
-  const uint64_t dRep = Param(api, site, "dstRepStride", dstRepStride, 65535);
-  const uint64_t sBlk = Param(api, site, "srcBlkStride", srcBlkStride, 65535);
-  const uint64_t sRep = Param(api, site, "srcRepStride", srcRepStride, 65535);
+  const ReduceOperands operands = CheckedReduceOperands(api, site, src, repeatTime, dstRepStride, srcBlkStride,
+                                                    srcRepStride);
+  const Operand &s = operands.src;
+  const uint64_t dRep = operands.dstRepStride;
   const uint64_t e = sizeof(T);
-  const Operand s{"src", src.ModelSpan(), sBlk, sRep, e};
   const Span d = dst.ModelSpan();
-  RequireUb(api, site, s.span, "src", kBlockBytes);
   ops::RequireSpace(api, site, d, Space::kUB, "dst");
   const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
   const uint64_t unit = kind == Reduction::kSum ? e : (pair ? 2 * e : (order == ReduceOrder::ORDER_ONLY_VALUE ? e : 4));
@@ -177,15 +195,12 @@ inline void GroupReduce(const char *api, const Site &site, Reduction kind, const
                         int32_t srcBlkStride, int32_t srcRepStride, uint64_t group, uint64_t repUnitBytes,
                         uint64_t dstAlign) {
   using namespace ascend_model;
-  RequireHalfOrFloat<T>(api, site);
-  Param(api, site, "repeatTime", repeatTime, 255);
-  const uint64_t dRep = Param(api, site, "dstRepStride", dstRepStride, 65535);
-  const uint64_t sBlk = Param(api, site, "srcBlkStride", srcBlkStride, 65535);
-  const uint64_t sRep = Param(api, site, "srcRepStride", srcRepStride, 65535);
+  const ReduceOperands operands = CheckedReduceOperands(api, site, src, repeatTime, dstRepStride, srcBlkStride,
+                                                    srcRepStride);
+  const Operand &s = operands.src;
+  const uint64_t dRep = operands.dstRepStride;
   const uint64_t e = sizeof(T);
-  const Operand s{"src", src.ModelSpan(), sBlk, sRep, e};
   const Span d = dst.ModelSpan();
-  RequireUb(api, site, s.span, "src", kBlockBytes);
   RequireUb(api, site, d, "dst", dstAlign);
   if (plan.Empty()) return;  // documented NOP
   RequireNormal(api, site, plan);
