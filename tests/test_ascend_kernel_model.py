@@ -127,7 +127,7 @@ NO_HAZARD = "the kernel ended without writing output element"  # the scenario ke
 
 SCENARIOS = {
     0: NO_HAZARD,
-    1: r"InitBuffer.*over capacity.*196608 bytes of UB",
+    1: r"InitBuffer.*over capacity.*188160 bytes a kernel may use of UB",
     2: r"hazard: RAW on bufA.*Mul.*reads bytes written by DataCopy.*MTE2 -> V",
     3: r"hang: WaitFlag<HardEvent::MTE2_V>\(1\) with no SetFlag",
     4: r"flag still set when the kernel ends: SetFlag<HardEvent::MTE2_V>\(2\)",

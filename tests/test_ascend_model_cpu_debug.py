@@ -60,12 +60,17 @@ def programs(tmp_path_factory):
     scenario_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=off", "-o", scenario, TEST_SRC]
     auto = os.path.join(out, "cpu_debug_test_auto_sync")
     auto_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "-o", auto, TEST_SRC]
+    # And once with --cce-disable-asc-reserved-ubuf, for the capacity test.
+    no_reserve = os.path.join(out, "cpu_debug_test_no_reserved_ubuf")
+    no_reserve_cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-disable-asc-reserved-ubuf", "-o",
+                      no_reserve, TEST_SRC]
     procs = [subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for cmd in (example_cmd, scenario_cmd, auto_cmd)]
+             for cmd in (example_cmd, scenario_cmd, auto_cmd, no_reserve_cmd)]
     for p in procs:
         log = p.communicate()[0]
         assert p.returncode == 0, log
-    return {"example": example, "scenarios": scenario, "auto_sync": auto, "dir": str(out)}
+    return {"example": example, "scenarios": scenario, "auto_sync": auto, "no_reserved_ubuf": no_reserve,
+            "dir": str(out)}
 
 
 def _run(programs, *args, expect_ok=True, program="scenarios", **env):
@@ -296,7 +301,7 @@ def test_ascend_model_results_do_not_depend_on_the_order_of_turns(programs, scen
 ERRORS = {
     1: r"second LocalMemAllocator of one Hardware",                       # LocalMemAllocator构造函数: one per memory
     2: r"addr = 16 is not 32-byte aligned",                               # LocalTensor构造函数: 32-byte aligned
-    3: r"out of capacity: bytes \[196576, 196640\) exceed the 196608 bytes of UB",
+    3: r"out of capacity: bytes \[196576, 196640\) exceed the 188160 bytes a kernel may use of UB",
     4: r"static Tensor programming on a core that allocates TPipe buffers",  # not mixed with TPipe
     5: r"atomic state is undefined.*InitSocState",                        # InitSocState: required in static programming
     6: r"SetAtomicAdd.*int8_t, int16_t, half, bfloat16_t, int32_t and float",
@@ -306,7 +311,8 @@ ERRORS = {
     10: r"TILING_KEY_IS.*no tiling key was set",
     11: r"SyncAll<true> \(isAIVOnly\) on an AIC",
     12: r"a TQue at TPosition C2 \(BiasTable Buffer\) is not modelled",
-    13: r"over capacity: 40960 bytes on top of 40960 already used exceed the 65536 bytes of L0A",
+    13: r"over capacity: 40960 bytes on top of 40960 already used exceed the 65536 bytes a kernel may use of L0A "
+        r"of the AIC of block 0$",                                        # no reserve in L0A: no "(the rest ...)"
     14: r"SetPadValue's value has 4 bytes, the copied elements 2",
     15: r"L1 does not exist on the AIV",
     16: r"gmWorkspace slot of block \d holds 7 after 0 SyncAll rounds",
@@ -382,3 +388,31 @@ def test_ascend_model_build_script_refuses_an_unknown_auto_sync_value(tmp_path):
     res = subprocess.run(["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=maybe", "-o",
                           str(tmp_path / "x"), TEST_SRC], capture_output=True, text=True, cwd=REPO, env=_env())
     assert res.returncode == 2 and "--cce-auto-sync takes on or off" in res.stderr, res.stderr
+
+
+# --- what a kernel may allocate: NPU架构版本2201.md (各存储单元的参数规格) -------------------------------------------
+UB, L1 = 192 * 1024, 512 * 1024
+UB_USABLE = UB - 256 - 8 * 1024        # 256 bytes Ascend C keeps, 8 KB for its APIs (the default)
+UB_USABLE_NO_RESERVE = UB - 256        # --cce-disable-asc-reserved-ubuf
+L1_USABLE_MIX = L1 - 256               # a Cube + Vector kernel: 256 bytes of L1 kept
+
+
+@pytest.mark.parametrize("program, mode, ub, l1, stop", [
+    ("scenarios", "mix", UB_USABLE - 64, L1_USABLE_MIX - 64, None),
+    ("scenarios", "mix", UB_USABLE - 32, 0, f"exceed the {UB_USABLE} bytes a kernel may use of UB"),
+    ("scenarios", "mix", 0, L1_USABLE_MIX - 32, f"exceed the {L1_USABLE_MIX} bytes a kernel may use of L1"),
+    ("scenarios", "aic", 0, L1 - 64, None),
+    ("scenarios", "aiv", UB_USABLE - 32, 0, f"exceed the {UB_USABLE} bytes a kernel may use of UB"),
+    ("no_reserved_ubuf", "aiv", UB_USABLE_NO_RESERVE - 64, 0, None),
+    ("no_reserved_ubuf", "aiv", UB_USABLE_NO_RESERVE - 32, 0,
+     f"exceed the {UB_USABLE_NO_RESERVE} bytes a kernel may use of UB"),
+])
+def test_ascend_model_memory_a_kernel_may_use(programs, program, mode, ub, l1, stop):
+    """A2/A3 UB is 192 KB, of which Ascend C keeps 256 bytes and, unless the kernel is compiled with
+    --cce-disable-asc-reserved-ubuf, 8 KB more; of the 512 KB L1 it keeps 256 bytes in a Cube + Vector kernel.
+    The last 64 bytes a kernel may use are allocatable, 32 bytes further is out."""
+    res = _run(programs, "capacity", f"{mode}:{ub}:{l1}", expect_ok=stop is None, program=program)
+    if stop is None:
+        assert "CAPACITY ok" in res.stdout
+    else:
+        assert res.returncode == 1 and stop in res.stderr, res.stderr

@@ -103,6 +103,23 @@ uint32_t Capacity(Space s) {
   }
 }
 
+#ifndef ASCEND_MODEL_ASC_RESERVED_UBUF
+#define ASCEND_MODEL_ASC_RESERVED_UBUF 1
+#endif
+
+// What a kernel may allocate of a memory (TPipe buffers, LocalMemAllocator, LocalTensor(pos, addr, len)), per
+// NPU架构版本2201.md (各存储单元的参数规格): Ascend C and the compiler keep 256 bytes of UB, and of L1 in a
+// Cube + Vector (MIX) kernel, and 8 KB more of UB for some of its APIs unless the kernel is compiled with
+// --cce-disable-asc-reserved-ubuf (build_cpu_debug.sh passes that option on). The reserved bytes are taken
+// from the top of the memory (an assumption: the document gives their size, not their place).
+uint32_t Usable(Space s, bool mix) {
+  switch (s) {
+    case Space::kUB: return Capacity(s) - 256 - (ASCEND_MODEL_ASC_RESERVED_UBUF ? 8 * 1024 : 0);
+    case Space::kL1: return Capacity(s) - (mix ? 256 : 0);
+    default: return Capacity(s);
+  }
+}
+
 const char *PipeName(Pipe p) {
   static const char *names[kPipes] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
   return names[static_cast<int>(p)];
@@ -1028,10 +1045,11 @@ const LocalBuffer *StaticBuffer(TPosition pos, uint64_t addr, uint64_t bytes, co
   }
   CheckNotMixed(c, false, api, site);
   if (addr % kUbBlock != 0) Fail(api, site, "addr = " + std::to_string(addr) + " is not 32-byte aligned");
-  const uint32_t cap = Capacity(space);
+  const uint32_t cap = Usable(space, M().options.mode == LaunchMode::kMix);
   if (addr + bytes > cap) {
     Fail(api, site, "out of capacity: bytes [" + std::to_string(addr) + ", " + std::to_string(addr + bytes) +
-                        ") exceed the " + std::to_string(cap) + " bytes of " + SpaceName(space));
+                        ") exceed the " + std::to_string(cap) + " bytes a kernel may use of " + SpaceName(space) +
+                        (cap < Capacity(space) ? " (the rest is Ascend C's reserve)" : ""));
   }
   const uint64_t len = std::min<uint64_t>((bytes + kUbBlock - 1) / kUbBlock * kUbBlock, cap - addr);
   const auto key = std::make_tuple(static_cast<int>(space), static_cast<int>(pos), addr, len);
@@ -1075,11 +1093,12 @@ const LocalBuffer *AllocBuffer(TPosition pos, uint32_t bytes, const Site &site) 
   if (bytes == 0) Fail("TPipe::InitBuffer", site, "len is 0");
   const int s = static_cast<int>(space);
   const uint32_t len = (bytes + kUbBlock - 1) / kUbBlock * kUbBlock;
-  const uint32_t cap = Capacity(space);
+  const uint32_t cap = Usable(space, M().options.mode == LaunchMode::kMix);
   if (static_cast<uint64_t>(c.used[s]) + len > cap) {
     std::ostringstream os;
     os << "over capacity: " << len << " bytes on top of " << c.used[s] << " already used exceed the " << cap
-       << " bytes of " << SpaceName(space) << " of the " << ThreadName(c.thread);
+       << " bytes a kernel may use of " << SpaceName(space) << " of the " << ThreadName(c.thread)
+       << (cap < Capacity(space) ? " (the rest is Ascend C's reserve)" : "");
     Fail("TPipe::InitBuffer", site, os.str());
   }
   Region *r = LocalRegion(c, space);

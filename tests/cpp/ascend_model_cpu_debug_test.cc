@@ -593,6 +593,19 @@ extern "C" __global__ __aicore__ __cube__ void autosync_cube_kernel(GM_ADDR src)
   DataCopy(a1, srcGm, 128);
 }
 
+// ---- what a kernel may allocate (NPU架构版本2201.md: 各存储单元的参数规格) ---------------------------------------
+// A static tensor at a given address of UB (on the AIVs) and of L1 (on the AIC), both passed by value.
+extern "C" __global__ __aicore__ void capacity_kernel(GM_ADDR unused, uint32_t ubAddr, uint32_t l1Addr) {
+  (void)unused;
+  if ASCEND_IS_AIV {
+    LocalTensor<float> t(TPosition::VECCALC, ubAddr, 16);  // 64 bytes
+    (void)t;
+  } else {
+    LocalTensor<half> t(TPosition::A1, l1Addr, 32);  // 64 bytes
+    (void)t;
+  }
+}
+
 namespace {
 
 int RunScenario(const std::string &name) {
@@ -607,6 +620,17 @@ int RunScenario(const std::string &name) {
     SetKernelMode(KernelMode::AIV_MODE);
     ICPU_RUN_KF(autosync_kernel, 1, reinterpret_cast<uint8_t *>(src), reinterpret_cast<uint8_t *>(dst));
     Print("dst", dst, 2 * kN);
+    return 0;
+  }
+  if (name == "capacity") {  // variant: "<mix|aiv|aic>:<UB address>:<L1 address>"
+    const size_t a = g_variant.find(':'), b = g_variant.rfind(':');
+    const std::string mode = g_variant.substr(0, a);
+    const uint32_t ubAddr = static_cast<uint32_t>(std::stoul(g_variant.substr(a + 1, b - a - 1)));
+    const uint32_t l1Addr = static_cast<uint32_t>(std::stoul(g_variant.substr(b + 1)));
+    uint8_t *gm = Gm<uint8_t>(32);
+    SetKernelMode(mode == "aiv" ? KernelMode::AIV_MODE : mode == "aic" ? KernelMode::AIC_MODE : KernelMode::MIX_MODE);
+    ICPU_RUN_KF(capacity_kernel, 1, gm, ubAddr, l1Addr);
+    std::printf("CAPACITY ok\n");
     return 0;
   }
   if (name == "sysvars") {  // variant: mix, aiv or aic
