@@ -662,3 +662,274 @@ def test_undeclared_call_forms_do_not_compile(tmp_path):
     error_lines = {int(m) for m in re.findall(r"rejected\.cc:(\d+):\d+: error", res.stderr)}
     accepted = [call for i, call in enumerate(_REJECTED) if first + i not in error_lines]
     assert not accepted, f"accepted by the model: {accepted}\n{res.stderr[-3000:]}"
+
+
+# ---- compare / select / gather-mask / layout / the 9.1.0 reduction names -----------------------------------
+STOPS.update({
+    "error/compare-count-unaligned": "not a multiple of 256 bytes",
+    "error/compare-int32-lt": "only CMPMODE::EQ",
+    "error/select-int32": "half or float, not int32_t",
+    "error/getcmpmask-small": "at least 128",
+    "error/brcb-blkstride-0": "dstBlkStride must not be 0",
+    "error/brcb-shared": "share memory",
+    "error/gathermask-int8": "not int8_t",
+    "error/transpose-float": "int16_t, uint16_t or half, not float",
+    "error/reducepair-max": "only ReduceType::SUM",
+    "error/reducerepeat-mixed-types": "same type",
+})
+
+
+@pytest.mark.parametrize("name", sorted(k for k in STOPS if k.split("/")[1] in (
+    "compare-count-unaligned", "compare-int32-lt", "select-int32", "getcmpmask-small", "brcb-blkstride-0",
+    "brcb-shared", "gathermask-int8", "transpose-float", "reducepair-max", "reducerepeat-mixed-types")))
+def test_new_apis_stop_where_the_documents_rule_out(cases, name):
+    assert STOPS[name] in cases[name].get("error", ""), cases[name]
+
+
+_CMP = {"LT": np.less, "GT": np.greater, "EQ": np.equal, "LE": np.less_equal, "GE": np.greater_equal,
+        "NE": np.not_equal}
+
+
+def _bits(flags):
+    """Little-endian bit packing: element i -> byte i // 8, bit i % 8 (Compare.md 约束说明)."""
+    return np.packbits(np.asarray(flags, dtype=np.uint8), bitorder="little")
+
+
+def _cmp_names():
+    return [f"{api}/{dt}/{m}" for api in ("Compare", "Compares") for dt in ("float32", "float16") for m in _CMP]
+
+
+@pytest.mark.parametrize("name", _cmp_names())
+def test_compare_writes_the_documented_bit_mask(cases, name):
+    """比较与选择/Compare.md, Compares.md: dst bit i = src0_i cmpMode src1_i (IEEE: NaN compares unequal),
+    little-endian bits; the count form covers count elements (two whole repeats here)."""
+    c = cases[name]
+    dt = c["dtype"]
+    n = 2 * 256 // SIZE[dt]
+    a = elems(c, "a", dt)[:n].astype(np.float64)
+    b = (elems(c, "b", dt)[:n] if name.startswith("Compare/") else elems(c, "scalar", dt)).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        want = _bits(_CMP[c["mode"]](a, b))
+    got = raw(c, "dst")
+    assert np.array_equal(got[:want.size], want)
+    assert np.all(got[want.size:] == SENTINEL)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_compare_to_register_and_getcmpmask(cases, dt):
+    """Compare（结果存入寄存器）.md + GetCmpMask(ISASI).md: one repeat, the mask's first 37 lanes compared into
+    the 128-bit CmpMask register; GetCmpMask writes its 16 bytes (lanes the mask turns off read 0: the
+    model's assumption)."""
+    c = cases[f"CompareReg/{dt}"]
+    a = elems(c, "a", dt)[:37].astype(np.float64)
+    b = elems(c, "b", dt)[:37].astype(np.float64)
+    flags = np.zeros(128, dtype=bool)
+    flags[:37] = a < b
+    got = raw(c, "dst")
+    assert np.array_equal(got[:16], _bits(flags))
+    assert np.all(got[16:] == SENTINEL)
+
+
+@pytest.mark.parametrize("name", [f"Select/{dt}/mode{m}" for dt in ("float32", "float16") for m in range(3)])
+def test_select_count_form(cases, name):
+    """比较与选择/Select.md: bit 1 takes src0, bit 0 src1 (mode 1: the scalar); mode 0 every repeat uses the
+    first 256 / sizeof(T) bits of selMask, modes 1 and 2 consume selMask bit after bit over the repeats."""
+    c = cases[name]
+    dt, mode, count = c["dtype"], c["mode"], c["count"]
+    lanes = 256 // SIZE[dt]
+    a, b = elems(c, "a", dt), elems(c, "b", dt)
+    bits = np.unpackbits(raw(c, "sel"), bitorder="little").astype(bool)
+    idx = np.arange(count)
+    take0 = bits[idx % lanes] if mode == 0 else bits[idx]
+    other = np.full(count, elems(c, "scalar", dt)[0]) if mode == 1 else b[:count]
+    check_dst(c, dt, {int(i): (a[i] if take0[i] else other[i]) for i in idx})
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_select_mask_form_keeps_disabled_lanes(cases, dt):
+    """Select.md: in the high-dimension forms a lane the mask turns off keeps dst (here: the sentinel);
+    mode 2, mask 20, 2 repeats, dstRepStride 16 blocks (高维切分.md)."""
+    c = cases[f"SelectMask/{dt}"]
+    e = SIZE[dt]
+    lanes = 256 // e
+    a, b = elems(c, "a", dt), elems(c, "b", dt)
+    bits = np.unpackbits(raw(c, "sel"), bitorder="little").astype(bool)
+    written = {}
+    for r in range(2):
+        for lane in range(20):
+            s = lane_index(r, lane, e, 1, 8)
+            d = lane_index(r, lane, e, 1, 16)
+            written[d] = a[s] if bits[r * lanes + lane] else b[s]
+    check_dst(c, dt, written)
+
+
+_PATTERNS = {1: lambda i: i % 2 == 0, 2: lambda i: i % 2 == 1, 3: lambda i: i % 4 == 0, 4: lambda i: i % 4 == 1,
+             5: lambda i: i % 4 == 2, 6: lambda i: i % 4 == 3, 7: lambda i: True}
+
+
+@pytest.mark.parametrize("name", [f"GatherMask/{dt}/p{p}" for dt in ("float32", "float16", "int16") for p in range(1, 8)])
+def test_gathermask_builtin_patterns(cases, name):
+    """比较与选择/GatherMask.md: patterns 1-7 fixed in every repeat (Normal mode: 256 bytes a repeat);
+    the selected elements packed from dst's start; rsvdCnt their number."""
+    c = cases[name]
+    dt = c["dtype"]
+    e = SIZE[dt]
+    lanes = 256 // e
+    a = elems(c, "a", dt)
+    picked = [a[lane_index(r, i, e, 1, 8)] for r in range(c["repeats"]) for i in range(lanes)
+              if _PATTERNS[c["pattern"]](i)]
+    assert int(raw(c, "rsvdCnt").view(np.uint64)[0]) == len(picked)
+    check_dst(c, dt, {k: v for k, v in enumerate(picked)})
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int16"])
+def test_gathermask_user_pattern_counter_mode(cases, dt):
+    """GatherMask.md: reduceMode true (Counter, A2/A3 配置方式一): each repeat takes `mask` elements; the
+    pattern's bits are consumed within a repeat, repeats src1RepeatStride blocks apart."""
+    c = cases[f"GatherMaskUser/{dt}"]
+    e = SIZE[dt]
+    a = elems(c, "a", dt)
+    pat = raw(c, "pattern")
+    picked = []
+    for r in range(c["repeats"]):
+        bits = np.unpackbits(pat[r * c["src1RepStride"] * 32:], bitorder="little")
+        picked += [a[lane_index(r, i, e, 1, c["src0RepStride"])] for i in range(c["mask"]) if bits[i]]
+    assert int(raw(c, "rsvdCnt").view(np.uint64)[0]) == len(picked)
+    check_dst(c, dt, {k: v for k, v in enumerate(picked)})
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16", "int16"])
+def test_brcb(cases, dt):
+    """数据填充/Brcb.md (its reference pseudo-code): repeat i, block j = src[8i + j] repeated over 32 bytes at
+    (i * dstRepStride + j * dstBlkStride) blocks."""
+    c = cases[f"Brcb/{dt}"]
+    e = SIZE[dt]
+    a = elems(c, "a", dt)
+    written = {}
+    for i in range(c["repeats"]):
+        for j in range(8):
+            start = (32 * i * c["rep"] + 32 * j * c["blk"]) // e
+            for k in range(32 // e):
+                written[start + k] = a[i * 8 + j]
+    check_dst(c, dt, written)
+
+
+@pytest.mark.parametrize("name", [f"{k}/{dt}" for k in ("Copy", "CopyCounter") for dt in ("float32", "float16", "int16")])
+def test_copy_ub_to_ub(cases, name):
+    """数据搬运/Copy（UBToUB掩码式高维数据搬运）.md: element-wise copy of the enabled lanes with block / repeat
+    strides; in Counter mode the mask is the element count of each repeat and repeatTime counts."""
+    c = cases[name]
+    dt = c["dtype"]
+    e = SIZE[dt]
+    a = elems(c, "a", dt)
+    dblk, sblk, drep, srep = (2, 1, 16, 8) if name.startswith("Copy/") else (1, 1, 8, 8)
+    written = {}
+    for r in range(c["repeats"]):
+        for lane in range(c["mask"]):
+            written[lane_index(r, lane, e, dblk, drep)] = a[lane_index(r, lane, e, sblk, srep)]
+    check_dst(c, dt, written)
+
+
+def test_transpose_16x16(cases):
+    """数据排布转换/Transpose.md: dst = src.T for a 16 x 16 half matrix."""
+    c = cases["Transpose/16x16"]
+    a = elems(c, "a", "float16")[:256].reshape(16, 16)
+    check_dst(c, "float16", {i: v for i, v in enumerate(a.T.reshape(-1))})
+
+
+@pytest.mark.parametrize("kind", ["nchw2nhwc", "nhwc2nchw"])
+def test_transpose_nchw_nhwc(cases, kind):
+    """Transpose.md, the enhanced form: np.transpose(src, (0, 2, 3, 1)) / (0, 3, 1, 2)."""
+    c = cases[f"TransposeExt/{kind}"]
+    n, ch, h, w = c["n"], c["c"], c["h"], c["w"]
+    a = elems(c, "a", "float32")[:n * ch * h * w]
+    if kind == "nchw2nhwc":
+        want = np.transpose(a.reshape(n, ch, h, w), (0, 2, 3, 1)).reshape(-1)
+    else:
+        want = np.transpose(a.reshape(n, h, w, ch), (0, 3, 1, 2)).reshape(-1)
+    check_dst(c, "float32", {i: v for i, v in enumerate(want)})
+
+
+def _tree_sum(v, dt):
+    """ReduceDataBlock.md 关键特性说明: adjacent pairs added as a binary tree, each sum rounded to T."""
+    f = NP[dt]
+    v = np.asarray(v, dtype=f)
+    while v.size > 1:
+        v = (v[0::2].astype(np.float64) + v[1::2].astype(np.float64)).astype(f)
+    return v[0]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_reduce_repeat_counter_mode(cases, dt):
+    """归约计算/ReduceRepeat.md with SetMaskCount (SIMD计算说明/掩码.md, Counter mode: the mask is the element
+    count, repeatTime ignored, the last repeat partial): one sum a repeat, disabled lanes as 0."""
+    c = cases[f"ReduceRepeatCounter/{dt}"]
+    lanes = 256 // SIZE[dt]
+    a = elems(c, "a", dt)
+    count = c["count"]
+    written = {}
+    for r in range((count + lanes - 1) // lanes):
+        v = np.zeros(lanes, dtype=NP[dt])
+        k = min(lanes, count - r * lanes)
+        v[:k] = a[r * lanes:r * lanes + k]
+        written[r] = _tree_sum(v, dt)
+    check_dst(c, dt, written)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_reduce_repeat_max_value_index(cases, dt):
+    """ReduceRepeat.md: ReduceType::MAX, ORDER_VALUE_INDEX: [value, index of its first occurrence] a repeat,
+    dstRepStride in units of two elements."""
+    c = cases[f"ReduceRepeatMax/{dt}"]
+    e = SIZE[dt]
+    lanes = 256 // e
+    a = elems(c, "a", dt)
+    got = raw(c, "dst")
+    for r in range(c["repeats"]):
+        v = a[r * lanes:r * lanes + c["mask"]].astype(np.float64)
+        i = int(np.argmax(v))
+        pair = got[r * 2 * e:(r + 1) * 2 * e]
+        assert pair[:e].view(NP[dt])[0] == a[r * lanes + i]
+        assert int.from_bytes(pair[e:].tobytes(), "little") == i
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_reduce_data_block_counter_mode(cases, dt):
+    """归约计算/ReduceDataBlock.md in Counter mode: one sum per 32-byte block; a block with no enabled lane is
+    not written (A2/A3)."""
+    c = cases[f"ReduceDataBlockCounter/{dt}"]
+    e = SIZE[dt]
+    per = 32 // e
+    lanes = 256 // e
+    a = elems(c, "a", dt)
+    count = c["count"]
+    written = {}
+    for r in range((count + lanes - 1) // lanes):
+        for g in range(8):
+            lo = r * lanes + g * per
+            k = min(per, count - lo)
+            if k <= 0:
+                continue
+            v = np.zeros(per, dtype=NP[dt])
+            v[:k] = a[lo:lo + k]
+            written[r * 8 + g] = _tree_sum(v, dt)
+    check_dst(c, dt, written)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_reduce_pair_elem(cases, dt):
+    """归约计算/ReducePairElem.md: SUM of lanes (2k, 2k+1), repeats 128 bytes * dstRepStride apart; mask 9
+    enables lanes 0..8 (pair 4 has lane 8 only; pairs with no lane are not written)."""
+    c = cases[f"ReducePairElem/{dt}"]
+    e = SIZE[dt]
+    lanes = 256 // e
+    a = elems(c, "a", dt)
+    written = {}
+    for r in range(c["repeats"]):
+        for k in range(5):
+            v = np.zeros(2, dtype=NP[dt])
+            for j in (0, 1):
+                if 2 * k + j < c["mask"]:
+                    v[j] = a[r * lanes + 2 * k + j]
+            written[r * (128 // e) + k] = _tree_sum(v, dt)
+    check_dst(c, dt, written)

@@ -4,9 +4,13 @@
 //   ops_vector_common.h  parameter structs, enums, the mask register and SetVectorMask / ResetMask /
 //                        SetMaskCount / SetMaskNorm, addressing, overlap rules, codecs and rounding
 //   ops_vector_basic.h   Add Sub Mul Div Max Min, Adds Muls Maxs Mins LeakyRelu, Abs Exp Ln Relu, Duplicate
-//   ops_vector_reduce.h  WholeReduceMax/Min/Sum, BlockReduceMax/Min/Sum, PairReduceSum,
-//                        ReduceMax / ReduceMin / ReduceSum
+//   ops_vector_reduce.h  WholeReduceMax/Min/Sum, BlockReduceMax/Min/Sum, PairReduceSum, their 9.1.0 names
+//                        ReduceRepeat / ReduceDataBlock / ReducePairElem (ReduceType), ReduceMax / ReduceMin /
+//                        ReduceSum
 //   ops_vector_cast.h    Cast (every A2/A3 pair of the Cast document but int4b_t and int32_t -> half)
+//   ops_vector_cmpsel.h  Compare, Compares / CompareScalar, GetCmpMask, SetCmpMask, Select, GatherMask
+//   ops_vector_layout.h  Brcb, Copy (UB -> UB), Transpose (16 x 16 and NCHW <-> NHWC); TransDataTo5HD and
+//                        Gatherb declared, not modelled
 //   this file            Gather, and the headers above
 // Each file names the documents it follows and the assumptions it makes where they are silent.
 #ifndef ASCEND_MODEL_OPS_VECTOR_H
@@ -22,6 +26,8 @@
 #include "ops_vector_basic.h"
 #include "ops_vector_reduce.h"
 #include "ops_vector_cast.h"
+#include "ops_vector_cmpsel.h"
+#include "ops_vector_layout.h"
 
 namespace AscendC {
 

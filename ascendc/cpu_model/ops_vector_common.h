@@ -395,9 +395,11 @@ inline void AddLanes(ascend_model::ops::RangeSet &set, const Operand &op, const 
 // The element-wise engine: checks, reports and runs `fn(dstLane, srcLanes)` for every enabled lane of
 // every repeat, repeat by repeat (so a documented dst -> src1 chain sees the earlier repeats' results).
 // `feedAllowed[i]`: source i may be fed by an earlier repeat's dst.
+// ElementwiseAt: the same, `fn(dstLane, srcLanes, repeat, lane)` (for the APIs whose lane reads more
+// state by its position: Select's selMask bits).
 template <typename Fn>
-inline void Elementwise(const char *api, const Site &site, const Operand &dst, const Operand *srcs, int nsrc,
-                        const MaskPlan &plan, const char *dstBlkName, const bool *feedAllowed, Fn fn) {
+inline void ElementwiseAt(const char *api, const Site &site, const Operand &dst, const Operand *srcs, int nsrc,
+                          const MaskPlan &plan, const char *dstBlkName, const bool *feedAllowed, Fn fn) {
   using namespace ascend_model;
   using namespace ascend_model::ops;
   RequireUb(api, site, dst.span, dst.name, kBlockBytes);
@@ -425,10 +427,16 @@ inline void Elementwise(const char *api, const Site &site, const Operand &dst, c
     for (uint64_t lane = 0; lane < plan.lanes; ++lane) {
       if (!mask.Enabled(lane)) continue;
       for (int i = 0; i < nsrc; ++i) sp[i] = srcs[i].span.host + srcs[i].Offset(r, lane);
-      fn(dst.span.host + dst.Offset(r, lane), sp);
+      fn(dst.span.host + dst.Offset(r, lane), sp, r, lane);
     }
   }
   CountVectorRepeats(plan.repeats);
+}
+template <typename Fn>
+inline void Elementwise(const char *api, const Site &site, const Operand &dst, const Operand *srcs, int nsrc,
+                        const MaskPlan &plan, const char *dstBlkName, const bool *feedAllowed, Fn fn) {
+  ElementwiseAt(api, site, dst, srcs, nsrc, plan, dstBlkName, feedAllowed,
+                [&](uint8_t *dp, const uint8_t *const *sp, uint64_t, uint64_t) { fn(dp, sp); });
 }
 
 // ---- element codecs and rounding -------------------------------------------------------------------

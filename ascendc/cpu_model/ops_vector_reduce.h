@@ -25,13 +25,23 @@
 // holds the first round's results afterwards (its contents are not documented).
 // A reduction's dst may meet its src in the same repeat (the repeat is read before its result is
 // written: an assumption the kernel relies on), not in a later repeat (通用地址重叠约束).
-// Counter mode (SetMaskCount) is not modelled for the reductions; isSetMask = false is (Normal mode).
+// Counter mode (SetMaskCount) for the per-repeat reductions (WholeReduce* / ReduceRepeat, BlockReduce* /
+// ReduceDataBlock, PairReduceSum / ReducePairElem), as SIMD计算说明/掩码.md defines it for every
+// high-dimension API: the mask (or the register's low word, isSetMask = false) is the element count,
+// repeatTime is ignored, ceil(count / lanes) repeats run and the last one enables its first
+// count % lanes lanes (a disabled lane counts as 0 in a sum; a block / pair with none is not written).
+// Not modelled for the high-dimension ReduceMax / ReduceMin / ReduceSum (the run stops).
+// The 9.1.0 names (附录/接口变更说明: WholeReduce* -> ReduceRepeat, BlockReduce* -> ReduceDataBlock,
+// PairReduceSum -> ReducePairElem,归约计算/ReduceRepeat.md, ReduceDataBlock.md, ReducePairElem.md) take
+// ReduceType (SUM, MAX, MIN; ReducePairElem SUM only) and T = U (half or float) on A2/A3.
 #ifndef ASCEND_MODEL_OPS_VECTOR_REDUCE_H
 #define ASCEND_MODEL_OPS_VECTOR_REDUCE_H
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops_vector_common.h"
@@ -138,8 +148,7 @@ inline void WholeReduce(const char *api, const Site &site, Reduction kind, const
   const bool pair = order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE;
   const uint64_t unit = kind == Reduction::kSum ? e : (pair ? 2 * e : (order == ReduceOrder::ORDER_ONLY_VALUE ? e : 4));
   ops::RequireAlign(api, site, d, unit, "dst");
-  if (plan.Empty()) return;  // documented NOP
-  RequireNormal(api, site, plan);
+  if (plan.Empty()) return;  // documented NOP (Counter mode: a count of 0)
   CheckLaterRepeats(api, site, [&](uint64_t r) {
     return std::vector<std::pair<const uint8_t *, uint64_t>>{{d.host + r * dRep * unit, unit}};
   }, s, plan, false);
@@ -202,8 +211,7 @@ inline void GroupReduce(const char *api, const Site &site, Reduction kind, const
   const uint64_t e = sizeof(T);
   const Span d = dst.ModelSpan();
   RequireUb(api, site, d, "dst", dstAlign);
-  if (plan.Empty()) return;  // documented NOP
-  RequireNormal(api, site, plan);
+  if (plan.Empty()) return;  // documented NOP (Counter mode: a count of 0)
   const uint64_t groups = plan.lanes / group;
   CheckLaterRepeats(api, site, [&](uint64_t r) {
     return std::vector<std::pair<const uint8_t *, uint64_t>>{{d.host + r * dRep * repUnitBytes, groups * e}};
@@ -553,6 +561,111 @@ inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src, cons
   model_vec::ReduceAll("ReduceSum", site, model_vec::Reduction::kSum, dst, src, sharedTmpBuffer,
                        model_vec::PlanCount("ReduceSum", site, isSetMask, count, sizeof(T)), 8, true, false);
 }
+
+// ---- the 9.1.0 names: ReduceRepeat / ReduceDataBlock / ReducePairElem ------------------------------------
+enum class ReduceType {
+  NONE = -1,
+  SUM = 0,
+  MAX,
+  MIN,
+};
+
+namespace model_vec {
+inline Reduction ReductionOf(const char *api, const Site &site, ReduceType t, bool sumOnly) {
+  switch (t) {
+    case ReduceType::SUM: return Reduction::kSum;
+    case ReduceType::MAX:
+      if (!sumOnly) return Reduction::kMax;
+      break;
+    case ReduceType::MIN:
+      if (!sumOnly) return Reduction::kMin;
+      break;
+    default: break;
+  }
+  Fail(api, site, std::string("reduceType ") + std::to_string(static_cast<int>(t)) + " is not supported (" +
+                      (sumOnly ? "only ReduceType::SUM" : "ReduceType::SUM, MAX or MIN") + ")");
+  return Reduction::kSum;
+}
+// On A2/A3 dst and src have the same type (ReduceRepeat.md, ReduceDataBlock.md, ReducePairElem.md).
+template <typename T, typename U>
+inline void RequireSameType(const char *api, const Site &site) {
+  if (!std::is_same<T, U>::value) {
+    Fail(api, site, std::string("dst (") + TypeName<T>() + ") and src (" + TypeName<U>() +
+                        ") must have the same type on A2/A3");
+  }
+}
+inline uint64_t Repeats(int32_t repeatTime) { return repeatTime < 0 ? 0 : static_cast<uint64_t>(repeatTime); }
+}  // namespace model_vec
+
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const int32_t mask,
+                         const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                         const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                         const ascend_model::Site &site = ascend_model::Site()) {
+  const char *api = "ReduceRepeat";
+  model_vec::RequireSameType<T, U>(api, site);
+  if constexpr (std::is_same<T, U>::value) {
+    const model_vec::Reduction kind = model_vec::ReductionOf(api, site, reduceType, false);
+    if (isSetMask && mask < 0) ascend_model::Fail(api, site, "mask = " + std::to_string(mask) + " must not be negative");
+    model_vec::WholeReduce(api, site, kind, dst, src,
+                           model_vec::PlanContinuous(api, site, isSetMask, static_cast<uint64_t>(mask),
+                                                     model_vec::Repeats(repeatTime), sizeof(T)),
+                           repeatTime, dstRepStride, srcBlkStride, srcRepStride,
+                           kind == model_vec::Reduction::kSum ? ReduceOrder::ORDER_ONLY_VALUE : order);
+  }
+}
+template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>
+inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const uint64_t mask[],
+                         const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
+                         const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,
+                         const ascend_model::Site &site = ascend_model::Site()) {
+  const char *api = "ReduceRepeat";
+  model_vec::RequireSameType<T, U>(api, site);
+  if constexpr (std::is_same<T, U>::value) {
+    const model_vec::Reduction kind = model_vec::ReductionOf(api, site, reduceType, false);
+    model_vec::WholeReduce(api, site, kind, dst, src,
+                           model_vec::PlanBits(api, site, isSetMask, mask, model_vec::Repeats(repeatTime), sizeof(T)),
+                           repeatTime, dstRepStride, srcBlkStride, srcRepStride,
+                           kind == model_vec::Reduction::kSum ? ReduceOrder::ORDER_ONLY_VALUE : order);
+  }
+}
+
+// ReduceDataBlock: one result per 32-byte block (BlockReduce*); ReducePairElem: per lane pair (PairReduceSum).
+#define ASCEND_MODEL_REDUCE_GROUP(NAME, SUM_ONLY, GROUP_BYTES, UNIT_BYTES, ALIGN)                                 \
+  template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                                 \
+  inline void NAME(const LocalTensor<T> &dst, const LocalTensor<U> &src, const int32_t mask,                      \
+                   const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,              \
+                   const int32_t srcRepStride, const ascend_model::Site &site = ascend_model::Site()) {           \
+    model_vec::RequireSameType<T, U>(#NAME, site);                                                                \
+    if constexpr (std::is_same<T, U>::value) {                                                                    \
+      const model_vec::Reduction kind = model_vec::ReductionOf(#NAME, site, reduceType, SUM_ONLY);                \
+      if (isSetMask && mask < 0) {                                                                                \
+        ascend_model::Fail(#NAME, site, "mask = " + std::to_string(mask) + " must not be negative");              \
+      }                                                                                                           \
+      model_vec::GroupReduce(#NAME, site, kind, dst, src,                                                         \
+                             model_vec::PlanContinuous(#NAME, site, isSetMask, static_cast<uint64_t>(mask),       \
+                                                       model_vec::Repeats(repeatTime), sizeof(T)),                \
+                             repeatTime, dstRepStride, srcBlkStride, srcRepStride, (GROUP_BYTES) / sizeof(T),     \
+                             UNIT_BYTES, ALIGN);                                                                  \
+    }                                                                                                             \
+  }                                                                                                               \
+  template <ReduceType reduceType, typename T, typename U, bool isSetMask = true>                                 \
+  inline void NAME(const LocalTensor<T> &dst, const LocalTensor<U> &src, const uint64_t mask[],                   \
+                   const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,              \
+                   const int32_t srcRepStride, const ascend_model::Site &site = ascend_model::Site()) {           \
+    model_vec::RequireSameType<T, U>(#NAME, site);                                                                \
+    if constexpr (std::is_same<T, U>::value) {                                                                    \
+      const model_vec::Reduction kind = model_vec::ReductionOf(#NAME, site, reduceType, SUM_ONLY);                \
+      model_vec::GroupReduce(#NAME, site, kind, dst, src,                                                         \
+                             model_vec::PlanBits(#NAME, site, isSetMask, mask, model_vec::Repeats(repeatTime),    \
+                                                 sizeof(T)),                                                      \
+                             repeatTime, dstRepStride, srcBlkStride, srcRepStride, (GROUP_BYTES) / sizeof(T),     \
+                             UNIT_BYTES, ALIGN);                                                                  \
+    }                                                                                                             \
+  }
+ASCEND_MODEL_REDUCE_GROUP(ReduceDataBlock, false, 32, 8 * sizeof(T), 8 * sizeof(T))
+ASCEND_MODEL_REDUCE_GROUP(ReducePairElem, true, 2 * sizeof(T), 128, 32)
+#undef ASCEND_MODEL_REDUCE_GROUP
 
 }  // namespace AscendC
 

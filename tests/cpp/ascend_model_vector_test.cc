@@ -703,15 +703,277 @@ static void ReductionErrors() {
     BlockReduceSum(s, s, 1, 64, 1, 1, 8);
     return std::vector<Arr>{};
   });
-  Case("error/reduce-counter-mode", "", [&] {
-    auto s = Buf<float>("src"), d = Buf<float>("dst");
+  Case("error/reduce-counter-mode", "", [&] {  // Counter mode is modelled for the per-repeat reductions only
+    auto s = Buf<float>("src"), d = Buf<float>("dst"), t = Buf<float>("tmp");
     SetMaskCount();
     try {
-      WholeReduceSum(d, s, 64, 1, 1, 1, 8);
+      ReduceSum(d, s, t, 64, 1, 8);
     } catch (...) {
       SetMaskNorm();
       throw;
     }
+    return std::vector<Arr>{};
+  });
+}
+
+// ---- compare / select / gather-mask / layout / 9.1.0 reduction names (ops_vector_cmpsel.h, _layout.h) ---
+template <typename T>
+static const char *DtName() {
+  if (std::is_same<T, float>::value) return "float32";
+  if (std::is_same<T, half>::value) return "float16";
+  if (std::is_same<T, int32_t>::value) return "int32";
+  if (std::is_same<T, uint32_t>::value) return "uint32";
+  if (std::is_same<T, int16_t>::value) return "int16";
+  if (std::is_same<T, uint16_t>::value) return "uint16";
+  if (std::is_same<T, uint8_t>::value) return "uint8";
+  return "?";
+}
+
+template <typename T>
+static void CmpSelCases() {
+  const char *dt = DtName<T>();
+  const uint32_t n = 2 * 256 / sizeof(T);  // two repeats
+  for (CMPMODE m : {CMPMODE::LT, CMPMODE::GT, CMPMODE::EQ, CMPMODE::LE, CMPMODE::GE, CMPMODE::NE}) {
+    const std::string mode = model_vec::CmpName(m);
+    Case("Compare/" + std::string(dt) + "/" + mode, Join({Q("dtype", dt), Q("mode", mode)}), [&] {
+      auto a = Buf<T>("a"), b = Buf<T>("b");
+      auto d = Buf<uint8_t>("dst");
+      Fill(a, -3, 3, true);
+      Fill(b, -3, 3, true);
+      // equal elements for EQ / LE / GE: every fourth element of b copies a
+      for (uint32_t i = 0; i < n; i += 4) std::memcpy(HostOf(b) + i * sizeof(T), HostOf(a) + i * sizeof(T), sizeof(T));
+      Compare(d, a, b, m, n);
+      return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"b", HostOf(b), kBuf}, {"dst", HostOf(d), kBuf}};
+    });
+    Case("Compares/" + std::string(dt) + "/" + mode, Join({Q("dtype", dt), Q("mode", mode)}), [&] {
+      auto a = Buf<T>("a");
+      auto d = Buf<uint8_t>("dst");
+      Fill(a, -3, 3, true);
+      const T s = HostOf(a)[0] == 0 ? T(0.5f) : *reinterpret_cast<const T *>(HostOf(a) + 4 * sizeof(T));
+      static std::vector<uint8_t> sv;
+      sv.assign(reinterpret_cast<const uint8_t *>(&s), reinterpret_cast<const uint8_t *>(&s) + sizeof(T));
+      Compares(d, a, s, m, n);
+      return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"scalar", sv.data(), sizeof(T)}, {"dst", HostOf(d), kBuf}};
+    });
+  }
+  // Compare to the register, then GetCmpMask (Compare（结果存入寄存器）.md, GetCmpMask(ISASI).md)
+  Case("CompareReg/" + std::string(dt), Join({Q("dtype", dt), Q("mask", "37")}), [&] {
+    auto a = Buf<T>("a"), b = Buf<T>("b");
+    auto d = Buf<uint8_t>("dst");
+    Fill(a, -3, 3, false);
+    Fill(b, -3, 3, false);
+    Compare(a, b, CMPMODE::LT, uint64_t{37}, BinaryRepeatParams());
+    GetCmpMask(d);
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"b", HostOf(b), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  // Select, count form, modes 0 / 1 / 2 (Select.md)
+  for (int mode = 0; mode < 3; ++mode) {
+    const uint32_t count = n - 5;
+    Case("Select/" + std::string(dt) + "/mode" + std::to_string(mode),
+         Join({Q("dtype", dt), "\"mode\": " + std::to_string(mode), "\"count\": " + std::to_string(count)}), [&] {
+           auto a = Buf<T>("a"), b = Buf<T>("b"), d = Buf<T>("dst");
+           auto sel = Buf<uint8_t>("sel");
+           Fill(a, -3, 3, false);
+           Fill(b, -3, 3, false);
+           Fill(sel, 0, 0, false);
+           const T s = T(1.25f);
+           static std::vector<uint8_t> sv;
+           sv.assign(reinterpret_cast<const uint8_t *>(&s), reinterpret_cast<const uint8_t *>(&s) + sizeof(T));
+           if (mode == 1) Select(d, sel, a, s, SELMODE::VSEL_TENSOR_SCALAR_MODE, count);
+           else Select(d, sel, a, b, static_cast<SELMODE>(mode), count);
+           return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"b", HostOf(b), kBuf}, {"sel", HostOf(sel), kBuf},
+                                   {"scalar", sv.data(), sizeof(T)}, {"dst", HostOf(d), kBuf}};
+         });
+  }
+  // Select, continuous-mask form, mode 2, two repeats with dst repeat stride 16 blocks
+  Case("SelectMask/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 20", "\"repeats\": 2"}), [&] {
+    auto a = Buf<T>("a"), b = Buf<T>("b"), d = Buf<T>("dst");
+    auto sel = Buf<uint8_t>("sel");
+    Fill(a, -3, 3, false);
+    Fill(b, -3, 3, false);
+    Fill(sel, 0, 0, false);
+    Select(d, sel, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, uint64_t{20}, 2, BinaryRepeatParams(1, 1, 1, 16, 8, 8));
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"b", HostOf(b), kBuf}, {"sel", HostOf(sel), kBuf},
+                            {"dst", HostOf(d), kBuf}};
+  });
+}
+
+template <typename T>
+static void LayoutCases() {
+  using U = typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type;
+  const char *dt = DtName<T>();
+  // GatherMask: built-in patterns (Normal mode, 3 repeats, src0RepeatStride 8) and a user pattern (Counter)
+  for (int pattern = 1; pattern <= 7; ++pattern) {
+    Case("GatherMask/" + std::string(dt) + "/p" + std::to_string(pattern),
+         Join({Q("dtype", dt), "\"pattern\": " + std::to_string(pattern), "\"repeats\": 3"}), [&] {
+           auto a = Buf<T>("a"), d = Buf<T>("dst");
+           Fill(a, -8, 8, false);
+           uint64_t cnt = 0;
+           GatherMask(d, a, static_cast<uint8_t>(pattern), false, 0, GatherMaskParams(1, 3, 8, 0), cnt);
+           static uint64_t c;
+           c = cnt;
+           return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf},
+                                   {"rsvdCnt", reinterpret_cast<const uint8_t *>(&c), 8}};
+         });
+  }
+  Case("GatherMaskUser/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 70", "\"repeats\": 2",
+                                                  "\"src0RepStride\": 8", "\"src1RepStride\": 1"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    auto p = Buf<U>("pattern");
+    Fill(a, -8, 8, false);
+    Fill(p, 0, 0, false);
+    uint64_t cnt = 0;
+    GatherMask(d, a, p, true, 70, GatherMaskParams(1, 2, 8, 1), cnt);
+    static uint64_t c;
+    c = cnt;
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"pattern", HostOf(p), kBuf}, {"dst", HostOf(d), kBuf},
+                            {"rsvdCnt", reinterpret_cast<const uint8_t *>(&c), 8}};
+  });
+  // Brcb: 3 repeats, dstBlkStride 2, dstRepStride 16 (Brcb.md 目的操作数非连续)
+  Case("Brcb/" + std::string(dt), Join({Q("dtype", dt), "\"repeats\": 3", "\"blk\": 2", "\"rep\": 16"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -8, 8, false);
+    Brcb(d, a, 3, BrcbRepeatParams(2, 16));
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  // Copy: continuous mask 20, 3 repeats, strides {dst 2, src 1, dstRep 16, srcRep 8}
+  Case("Copy/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 20", "\"repeats\": 3"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -8, 8, false);
+    Copy(d, a, uint64_t{20}, 3, CopyRepeatParams(2, 1, 16, 8));
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  Case("CopyCounter/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 13", "\"repeats\": 2"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -8, 8, false);
+    SetMaskCount();
+    SetVectorMask<T, MaskMode::COUNTER>(13);
+    Copy<T, false>(d, a, MASK_PLACEHOLDER, 2, CopyRepeatParams(1, 1, 8, 8));
+    SetMaskNorm();
+    ResetMask();
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+}
+
+static void TransposeCases() {
+  Case("Transpose/16x16", Join({Q("dtype", "float16")}), [&] {
+    auto a = Buf<half>("a"), d = Buf<half>("dst");
+    Fill(a, -8, 8, false);
+    Transpose(d, a);
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  for (int type = 0; type < 2; ++type) {
+    const std::string name = type == 0 ? "nchw2nhwc" : "nhwc2nchw";
+    Case("TransposeExt/" + name, Join({Q("dtype", "float32"), "\"n\": 2", "\"c\": 3", "\"h\": 2", "\"w\": 8"}),
+         [&] {
+           auto a = Buf<float>("a"), d = Buf<float>("dst");
+           auto t = Buf<uint8_t>("tmp");
+           Fill(a, -8, 8, false);
+           Transpose(d, a, t,
+                     TransposeParamsExt(2, 3, 2, 8,
+                                        type == 0 ? TransposeType::TRANSPOSE_NCHW2NHWC
+                                                  : TransposeType::TRANSPOSE_NHWC2NCHW));
+           return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+         });
+  }
+}
+
+template <typename T>
+static void NewReduceCases() {
+  const char *dt = DtName<T>();
+  const uint64_t lanes = 256 / sizeof(T);
+  const uint64_t count = 2 * lanes + 7;  // three repeats, the last one partial
+  Case("ReduceRepeatCounter/" + std::string(dt), Join({Q("dtype", dt), "\"count\": " + std::to_string(count)}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -4, 4, false);
+    SetMaskCount();
+    SetVectorMask<T, MaskMode::COUNTER>(static_cast<int32_t>(count));
+    ReduceRepeat<ReduceType::SUM, T, T, false>(d, a, MASK_PLACEHOLDER, 1, 1, 1, 8);
+    SetMaskNorm();
+    ResetMask();
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  Case("ReduceRepeatMax/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 50", "\"repeats\": 2"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -4, 4, false);
+    ReduceRepeat<ReduceType::MAX, T>(d, a, 50, 2, 1, 1, 8, ReduceOrder::ORDER_VALUE_INDEX);
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+  Case("ReduceDataBlockCounter/" + std::string(dt), Join({Q("dtype", dt), "\"count\": " + std::to_string(count)}),
+       [&] {
+         auto a = Buf<T>("a"), d = Buf<T>("dst");
+         Fill(a, -4, 4, false);
+         SetMaskCount();
+         SetVectorMask<T>(0, count);
+         ReduceDataBlock<ReduceType::SUM, T, T, false>(d, a, MASK_PLACEHOLDER, 1, 1, 1, 8);
+         SetMaskNorm();
+         ResetMask();
+         return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+       });
+  Case("ReducePairElem/" + std::string(dt), Join({Q("dtype", dt), "\"mask\": 9", "\"repeats\": 2"}), [&] {
+    auto a = Buf<T>("a"), d = Buf<T>("dst");
+    Fill(a, -4, 4, false);
+    ReducePairElem<ReduceType::SUM, T>(d, a, 9, 2, 1, 1, 8);
+    return std::vector<Arr>{{"a", HostOf(a), kBuf}, {"dst", HostOf(d), kBuf}};
+  });
+}
+
+static void CmpSelErrors() {
+  Case("error/compare-count-unaligned", "", [&] {
+    auto a = Buf<float>("a");
+    auto d = Buf<uint8_t>("dst");
+    Compare(d, a, a, CMPMODE::LT, 100);
+    return std::vector<Arr>{};
+  });
+  Case("error/compare-int32-lt", "", [&] {
+    auto a = Buf<int32_t>("a");
+    auto d = Buf<uint8_t>("dst");
+    Compare(d, a, a, CMPMODE::LT, 64);
+    return std::vector<Arr>{};
+  });
+  Case("error/select-int32", "", [&] {
+    auto a = Buf<int32_t>("a");
+    auto s = Buf<uint8_t>("sel");
+    Select(a, s, a, a, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64);
+    return std::vector<Arr>{};
+  });
+  Case("error/getcmpmask-small", "", [&] {
+    auto a = Buf<float>("a");
+    auto d = Buf<uint8_t>("dst", 64);
+    Compare(a, a, CMPMODE::EQ, uint64_t{64}, BinaryRepeatParams());
+    GetCmpMask(d);
+    return std::vector<Arr>{};
+  });
+  Case("error/brcb-blkstride-0", "", [&] {
+    auto a = Buf<half>("a"), d = Buf<half>("dst");
+    Brcb(d, a, 1, BrcbRepeatParams(0, 8));
+    return std::vector<Arr>{};
+  });
+  Case("error/brcb-shared", "", [&] {
+    auto a = Buf<half>("a");
+    Brcb(a, a[64], 1, BrcbRepeatParams(1, 8));
+    return std::vector<Arr>{};
+  });
+  Case("error/gathermask-int8", "", [&] {
+    auto a = Buf<int8_t>("a");
+    uint64_t c = 0;
+    GatherMask(a, a, static_cast<uint8_t>(1), false, 0, GatherMaskParams(1, 1, 8, 0), c);
+    return std::vector<Arr>{};
+  });
+  Case("error/transpose-float", "", [&] {
+    auto a = Buf<float>("a"), d = Buf<float>("dst");
+    Transpose(d, a);
+    return std::vector<Arr>{};
+  });
+  Case("error/reducepair-max", "", [&] {
+    auto a = Buf<float>("a"), d = Buf<float>("dst");
+    ReducePairElem<ReduceType::MAX, float>(d, a, 64, 1, 1, 1, 8);
+    return std::vector<Arr>{};
+  });
+  Case("error/reducerepeat-mixed-types", "", [&] {
+    auto a = Buf<half>("a");
+    auto d = Buf<float>("dst");
+    ReduceRepeat<ReduceType::SUM, float, half>(d, a, 64, 1, 1, 1, 8);
     return std::vector<Arr>{};
   });
 }
@@ -795,5 +1057,14 @@ int main() {
   ReductionCases<float>();
   ReductionErrors();
   ElementwiseErrors();
+  CmpSelCases<float>();
+  CmpSelCases<half>();
+  LayoutCases<float>();
+  LayoutCases<half>();
+  LayoutCases<int16_t>();
+  TransposeCases();
+  NewReduceCases<float>();
+  NewReduceCases<half>();
+  CmpSelErrors();
   return 0;
 }
