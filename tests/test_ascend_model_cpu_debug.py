@@ -310,7 +310,7 @@ ERRORS = {
     9: r"KERNEL_TYPE_AIV_ONLY / AIC_ONLY kernel has no cross-core synchronisation",
     10: r"TILING_KEY_IS.*no tiling key was set",
     11: r"SyncAll<true> \(isAIVOnly\) on an AIC",
-    12: r"a TQue at TPosition C2 \(BiasTable Buffer\) is not modelled",
+    12: r"TPipe::InitBuffer .*BiasTable does not exist on the AIV",
     13: r"over capacity: 40960 bytes on top of 40960 already used exceed the 65536 bytes a kernel may use of L0A "
         r"of the AIC of block 0$",                                        # no reserve in L0A: no "(the rest ...)"
     14: r"SetPadValue's value has 4 bytes, the copied elements 2",
@@ -416,3 +416,16 @@ def test_ascend_model_memory_a_kernel_may_use(programs, program, mode, ub, l1, s
         assert "CAPACITY ok" in res.stdout
     else:
         assert res.returncode == 1 and stop in res.stderr, res.stderr
+
+
+def test_ascend_model_utilities_cann_examples_use(programs):
+    """GetTPipePtr ("资源管理/GetTPipePtr.md": null before a TPipe, the TPipe while it lives, usable for
+    InitBuffer), GetSystemCycle ("GetSystemCycle(ISASI).md": a 50 MHz counter on A2/A3; the model reads the host
+    clock, so 4 ms asleep are at least 200,000 cycles), AscendC::DivCeil, and LocalTensor::GetPhyAddr (the host
+    pointer in CPU debug, "LocalTensor/GetPhyAddr.md": offsets in elements, the value SetValue wrote)."""
+    out = _run(programs, "utils").stdout.split("\n")
+    fields = next(line for line in out if line.startswith("UTIL ")).split()[1:]
+    assert fields[:2] == ["1", "1"]
+    assert int(fields[2]) >= 200_000
+    assert fields[3:] == ["4", "5", "2.5"]
+    assert "UTIL_AFTER 1" in out

@@ -1,5 +1,5 @@
 // Modelled AscendC Cube instructions for Atlas A2/A3 (__NPU_ARCH__ 2201): LoadData (2D, into
-// L0A/L0B), Mmad and Fixpipe (L0C -> GM). Parameter structs as in CANN's kernel_struct_mm.h and
+// L0A/L0B), Mmad (with or without a bias tensor in the BiasTable Buffer) and Fixpipe (L0C -> GM). Parameter structs as in CANN's kernel_struct_mm.h and
 // kernel_struct_fixpipe.h; functions as in kernel_operator_mm_intf.h / kernel_operator_fixpipe_intf.h,
 // each with a trailing defaulted ascend_model::Site. Only the overloads the kernel needs are declared.
 //
@@ -224,23 +224,21 @@ inline void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, cons
   model_detail::LoadFractals(api, site, dst.ModelSpan(), s, loadDataParams, sizeof(T), Pipe::kMTE2);
 }
 
-// C = A * B (cmatrixInitVal) or C += A * B, fp32 accumulation, on M. m, n, k need not be
-// multiples of 16: the padded part of each fractal takes no part in the sums, and padded result
-// positions are written as 0 (C = A * B) or kept (C += A * B). m = 1 is GEMV: A is read as one
-// ND row of k elements, as documented.
+namespace model_detail {
+// The Mmad computation of both overloads, on M. `bias` (nullptr: none) is the BiasTable span of the
+// overload with a bias tensor: C(i, j) starts from bias[j] instead of 0 or the L0C contents.
 template <typename T, typename U, typename S>
-inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter,
-                 const MmadParams &mmadParams, const ascend_model::Site &site = ascend_model::Site()) {
+inline void MmadCompute(const char *api, const ascend_model::Site &site, const LocalTensor<T> &dst,
+                        const LocalTensor<U> &fm, const LocalTensor<S> &filter, const ascend_model::Span *bias,
+                        const MmadParams &p, bool accumulate) {
   using namespace ascend_model;
   using namespace ascend_model::ops;
-  const char *api = "Mmad";
   const Span c = dst.ModelSpan();
   const Span a = fm.ModelSpan();
   const Span b = filter.ModelSpan();
   RequireSpace(api, site, c, Space::kL0C, "dst");
   RequireSpace(api, site, a, Space::kL0A, "fm");
   RequireSpace(api, site, b, Space::kL0B, "filter");
-  const MmadParams &p = mmadParams;
   RequireRange(api, site, "m", p.m, 0, 4095);
   RequireRange(api, site, "n", p.n, 0, 4095);
   RequireRange(api, site, "k", p.k, 0, 4095);
@@ -250,7 +248,6 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
     Fail(api, site, std::string("the model supports half x half and bfloat16_t x bfloat16_t into float, not ") +
                         KindName(ka) + " x " + KindName(kb) + " into " + KindName(kc));
   }
-  if (p.cmatrixSource) Fail(api, site, "cmatrixSource = true (C from the bias table, C2) is not modelled");
   if (p.unitFlag != 0) Fail(api, site, "unitFlag = " + Num(p.unitFlag) + " is not modelled (use 0)");
   RequireAlign(api, site, c, 1024, "dst");
   RequireAlign(api, site, a, kFractalBytes, "fm");
@@ -258,7 +255,6 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
 
   const uint64_t m = p.m, n = p.n, k = p.k;
   const uint64_t m1 = (m + 15) / 16, n1 = (n + 15) / 16, k1 = (k + 15) / 16;
-  const bool accumulate = !p.cmatrixInitVal || p.isBias;
   const bool gemv = m == 1;
   RangeSet readA(a, Pipe::kM, Access::kRead, api, site);
   RangeSet readB(b, Pipe::kM, Access::kRead, api, site);
@@ -271,6 +267,11 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
   readA.Report();
   readB.Report();
   readC.Report();
+  if (bias != nullptr) {  // the 1 x N bias row, n floats
+    RangeSet readBias(*bias, Pipe::kM, Access::kRead, api, site);
+    readBias.Add(0, n * sizeof(float));
+    readBias.Report();
+  }
   writeC.Report();
 
   // Decode A row-major [m][k] and B column-major [n][k] once; products of 16-bit floats are exact
@@ -288,12 +289,15 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
       bv[j * k + kk] = LoadFloat<S>(b.host + at * sizeof(S));
     }
   }
+  std::vector<float> biasRow(bias != nullptr ? n : 0);
+  for (uint64_t j = 0; j < biasRow.size(); ++j) std::memcpy(&biasRow[j], bias->host + j * sizeof(float), sizeof(float));
   for (uint64_t i = 0; i < m1 * 16; ++i) {
     for (uint64_t j = 0; j < n1 * 16; ++j) {
       uint8_t *out = c.host + (((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(float);
       float acc = 0.0f;
       if (accumulate) std::memcpy(&acc, out, sizeof(float));
       if (i < m && j < n) {
+        if (bias != nullptr) acc = biasRow[j];
         const float *ar = &av[i * k];
         const float *bc = &bv[j * k];
         for (uint64_t kk = 0; kk < k; ++kk) acc += ar[kk] * bc[kk];
@@ -302,6 +306,61 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
     }
   }
   CountCubeFractalMacs(m1 * n1 * k1);
+}
+}  // namespace model_detail
+
+// C = A * B (cmatrixInitVal) or C += A * B, fp32 accumulation, on M. m, n, k need not be
+// multiples of 16: the padded part of each fractal takes no part in the sums, and padded result
+// positions are written as 0 (C = A * B) or kept (C += A * B). m = 1 is GEMV: A is read as one
+// ND row of k elements, as documented. C += A * B when cmatrixInitVal is false (cmatrixSource false:
+// C from L0C) or the deprecated isBias is set (dav_c220 MmadCal: cmatrixInitVal && !isBias).
+template <typename T, typename U, typename S>
+inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter,
+                 const MmadParams &mmadParams, const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  const char *api = "Mmad";
+  const MmadParams &p = mmadParams;
+  if (p.cmatrixSource) {
+    Fail(api, site, "cmatrixSource = true without a bias tensor initialises C from the BiasTable Buffer at an "
+                    "address the documents do not give: use the Mmad overload with a bias tensor in C2");
+  }
+  model_detail::MmadCompute(api, site, dst, fm, filter, static_cast<const Span *>(nullptr), p,
+                            !p.cmatrixInitVal || p.isBias);
+}
+
+// The overload with a bias ("Mmad", 传入bias的原型): C(i, j) = bias[j] + sum_k A(i, k) * B(k, j) for
+// i < m, j < n, the sum in fp32 in k order after the bias (padded result positions are written as 0).
+// As documented for Atlas A2/A3: bias in the BiasTable Buffer (TPosition C2), 64-byte aligned, float
+// with half x half or bfloat16_t x bfloat16_t into float (table 8, the pairs the model computes); the
+// bias tensor decides where C starts from and cmatrixSource is ignored. The model requires
+// cmatrixInitVal = false, as the documents' examples set it ("通过BT Buffer实现高效的bias计算", the mmad
+// sample): with true, table 4 says C starts from 0, and whether the bias is then added is not documented.
+// A bias tensor in L0C (CO1), which CANN's implementation also takes, is not in the document and stops
+// the run, as does the deprecated isBias.
+template <typename T, typename U, typename S, typename V>
+inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const LocalTensor<S> &filter,
+                 const LocalTensor<V> &bias, const MmadParams &mmadParams,
+                 const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "Mmad(with bias)";
+  const Span bs = bias.ModelSpan();
+  if (bs.space != Space::kBT) {
+    Fail(api, site, std::string("bias ('") + bs.buffer + "') must be in the BiasTable Buffer (TPosition C2), not " +
+                        SpaceName(bs.space));
+  }
+  RequireAlign(api, site, bs, 64, "bias");
+  if (KindOf<V>() != Kind::kF32) {
+    Fail(api, site, std::string("bias must be float with half or bfloat16_t inputs (table 8), not ") +
+                        KindName(KindOf<V>()));
+  }
+  const MmadParams &p = mmadParams;
+  if (p.cmatrixInitVal) {
+    Fail(api, site, "cmatrixInitVal = true with a bias tensor: the documents' examples set cmatrixInitVal = false; "
+                    "with true C starts from 0 (table 4) and whether the bias is added is not documented");
+  }
+  if (p.isBias) Fail(api, site, "isBias (deprecated) with a bias tensor is not documented: leave it false");
+  model_detail::MmadCompute(api, site, dst, fm, filter, &bs, p, false);
 }
 
 // L0C (CO1) -> GM with NZ -> ND (the default CFG_ROW_MAJOR), on FIX. Result (m, n) of ND matrix i is

@@ -1,5 +1,5 @@
 // Modelled AscendC data movement between global memory and the local buffers, for Atlas A2/A3
-// (__NPU_ARCH__ 2201): DataCopy (ND -> NZ into L1, contiguous GM <-> UB/L1) and DataCopyPad
+// (__NPU_ARCH__ 2201): DataCopy (ND -> NZ into L1, contiguous GM <-> UB/L1, L1 -> BiasTable) and DataCopyPad
 // (GM <-> UB with DataCopyExtParams). Parameter structs as in CANN's kernel_struct_data_copy.h
 // (the non-3510 variants); functions as in kernel_operator_data_copy_intf.h, each with a trailing
 // defaulted ascend_model::Site. Only the overloads the kernel needs are declared: a call the real
@@ -210,6 +210,102 @@ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, cons
   ops::RequireSpace(api, site, d, Space::kGM, "dst");
   ops::RequireSpace(api, site, s, Space::kUB, "src");
   model_detail::ContiguousCopy(api, site, d, s, count, sizeof(T), Pipe::kMTE3);
+}
+
+namespace model_detail {
+// Local -> local DataCopy with DataCopyParams. Only L1 (C1) -> BiasTable Buffer (C2) is modelled, as
+// "DataCopy（L1ToBiasTable Buffer数据搬运）" documents it for Atlas A2/A3, on MTE1 (dav_c220
+// DataCopyL12BTImpl is __inout_pipe__(MTE1)):
+//   * src and dst types: T = U (float or int32_t), or half -> float (the one converting pair; exact);
+//   * dst 64-byte aligned, src 32-byte aligned; blockCount in [0, 4095], blockLen in [0, 65535], either
+//     0 is a NOP;
+//   * blockLen counts 64-byte units of the source (doubled in the destination for half -> float, as
+//     CANN's CPU check CalculateDataCopyMaxOffset computes it), srcGap 32-byte and dstGap 64-byte units
+//     between one block's end and the next block's start: block i is read from
+//       src + i * (blockLen * 64 + srcGap * 32)   and written to   dst + i * (blockLen * 64 * r + dstGap * 64)
+//     (bytes, r = 2 for half -> float, else 1). A write past the BiasTable buffer stops the run.
+// Other local -> local paths (UB -> UB, UB <-> L1, L1 -> Fixpipe Buffer) stop the run as not modelled.
+template <typename T, typename U>
+inline void LocalCopy(const char *api, const ascend_model::Site &site, const LocalTensor<T> &dst,
+                      const LocalTensor<U> &src, const DataCopyParams &p) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const Span d = dst.ModelSpan();
+  const Span s = src.ModelSpan();
+  if (!(s.space == Space::kL1 && d.space == Space::kBT)) {
+    Fail(api, site, std::string("local -> local copy from ") + SpaceName(s.space) + " ('" + s.buffer + "') to " +
+                        SpaceName(d.space) + " ('" + d.buffer +
+                        "') is not modelled (only L1 (C1) -> BiasTable Buffer (C2) is)");
+  }
+  constexpr Kind kd = KindOf<T>(), ks = KindOf<U>();
+  constexpr bool convert = kd == Kind::kF32 && ks == Kind::kF16;
+  if (!(convert || (kd == ks && (kd == Kind::kF32 || kd == Kind::kI32)))) {
+    Fail(api, site, std::string("L1 -> BiasTable copies float -> float, int32_t -> int32_t or half -> float "
+                                "(Atlas A2/A3: src half, int32_t, float; dst int32_t, float), not ") +
+                        KindName(ks) + " -> " + KindName(kd));
+  }
+  RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
+  RequireAlign(api, site, d, 64, "dst");
+  RequireAlign(api, site, s, kBlockBytes, "src");
+  if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP
+  const uint64_t srcBlock = static_cast<uint64_t>(p.blockLen) * 64;
+  const uint64_t dstBlock = srcBlock * (convert ? 2 : 1);
+  RangeSet reads(s, Pipe::kMTE1, Access::kRead, api, site);
+  RangeSet writes(d, Pipe::kMTE1, Access::kWrite, api, site);
+  for (uint64_t i = 0; i < p.blockCount; ++i) {
+    reads.Add(i * (srcBlock + static_cast<uint64_t>(p.srcGap) * kBlockBytes), srcBlock);
+    writes.Add(i * (dstBlock + static_cast<uint64_t>(p.dstGap) * 64), dstBlock);
+  }
+  reads.Report();
+  writes.Report();
+  for (uint64_t i = 0; i < p.blockCount; ++i) {
+    const uint8_t *in = s.host + i * (srcBlock + static_cast<uint64_t>(p.srcGap) * kBlockBytes);
+    uint8_t *out = d.host + i * (dstBlock + static_cast<uint64_t>(p.dstGap) * 64);
+    if (!convert) {
+      std::memmove(out, in, srcBlock);
+    } else {
+      for (uint64_t e = 0; e < srcBlock / 2; ++e) {
+        const float v = LoadFloat<U>(in + e * 2);
+        std::memcpy(out + e * 4, &v, 4);
+      }
+    }
+  }
+}
+}  // namespace model_detail
+
+// L1 (C1) -> BiasTable Buffer (C2) with DataCopyParams (MTE1); see model_detail::LocalCopy.
+template <typename T>
+inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const DataCopyParams &repeatParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  model_detail::LocalCopy("DataCopy(local->local, DataCopyParams)", site, dst, src, repeatParams);
+}
+
+// L1 (C1) -> BiasTable Buffer (C2), src and dst of different types (half -> float).
+template <typename T, typename U>
+inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<U> &src, const DataCopyParams &repeatParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  model_detail::LocalCopy("DataCopy(local->local, DataCopyParams, T/U)", site, dst, src, repeatParams);
+}
+
+// L1 (C1) -> BiasTable Buffer (C2), `count` elements: one block of count * sizeof(T) / 64 64-byte units
+// (kernel_operator_data_copy_intf_impl.h). The document says a count * sizeof(T) that is not 32-byte
+// aligned is rounded down; the model stops the run on any count * sizeof(T) that is not a multiple of
+// 64 bytes, the unit the copy moves (the rounded-off bytes would silently not be copied).
+template <typename T>
+inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  const char *api = "DataCopy(local->local, count)";
+  const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  if (bytes % 64 != 0) {
+    Fail(api, site, "count * sizeof(T) = " + ops::Num(bytes) +
+                        " bytes is not a multiple of 64: the copy moves 64-byte units and would drop the rest");
+  }
+  if (bytes / 64 > 65535) Fail(api, site, "count * sizeof(T) / 64 = " + ops::Num(bytes / 64) + " exceeds blockLen's 65535");
+  DataCopyParams p;
+  p.blockCount = 1;
+  p.blockLen = static_cast<uint16_t>(bytes / 64);
+  model_detail::LocalCopy(api, site, dst, src, p);
 }
 
 namespace model_detail {

@@ -91,7 +91,9 @@ constexpr int kCrossCounterMax = 15;      // a counter holds 0-15
 constexpr uint32_t kUbBlock = 32;         // UB / L1 allocation granule
 constexpr uint64_t kSystemWorkspace = 16ull * 1024 * 1024;  // RESERVED_WORKSPACE on Atlas A2/A3
 
-// Capacities of one AI core (Atlas A2/A3): UB per Vector core, L1/L0 per Cube core.
+// Capacities of one AI core (Atlas A2/A3): UB per Vector core, L1/L0/BiasTable per Cube core
+// (NPU架构版本2201.md, 各存储单元的参数规格: BiasTable Buffer 1 KB, 64-byte aligned; the alignment is
+// checked by the instructions that address it, DataCopy L1 -> BiasTable and Mmad with bias).
 uint32_t Capacity(Space s) {
   switch (s) {
     case Space::kUB: return 192 * 1024;
@@ -99,6 +101,7 @@ uint32_t Capacity(Space s) {
     case Space::kL0A: return 64 * 1024;
     case Space::kL0B: return 64 * 1024;
     case Space::kL0C: return 128 * 1024;
+    case Space::kBT: return 1024;
     default: return 0;
   }
 }
@@ -210,6 +213,8 @@ bool PathAllowed(Space s, Pipe p, Access a) {
     case Space::kL0A:
     case Space::kL0B: return (p == Pipe::kMTE1 && !rd) || (p == Pipe::kMTE2 && !rd) || (p == Pipe::kM && rd);
     case Space::kL0C: return p == Pipe::kM || (p == Pipe::kFIX && rd);
+    // Written by DataCopy L1 -> BiasTable (MTE1, dav_c220 DataCopyL12BTImpl), read by Mmad (M).
+    case Space::kBT: return (p == Pipe::kMTE1 && !rd) || (p == Pipe::kM && rd);
   }
   return false;
 }
@@ -322,8 +327,8 @@ struct ThreadCtx {
   std::map<std::tuple<int, int, uint64_t, uint64_t>, const LocalBuffer *> staticBuffers;
   std::map<uintptr_t, int32_t> softSyncRounds;  // soft SyncAll rounds done, by gmWorkspace
   int kernelType = -1;                          // KERNEL_TASK_TYPE_DEFAULT, -1: none declared
-  Region *local[6] = {nullptr};  // by Space
-  uint32_t used[6] = {0};
+  Region *local[7] = {nullptr};  // by Space
+  uint32_t used[7] = {0};
   std::deque<LocalBuffer> buffers;
   std::deque<QueueState> queues;
   FlagState flags[static_cast<int>(HardEvent::MAX)][kEventIds];
@@ -935,9 +940,9 @@ std::string BufferNameAt(const Site &site, Space space) {
   return name;
 }
 
-// The local memory of a TPosition on Atlas A2/A3 ("通用说明和约束", TPosition to physical memory);
-// false for the positions not modelled (C2: BiasTable, CO2 and SPM: GM, C2PIPE2GM: Fixpipe Buffer,
-// TSCM, ...).
+// The local memory of a TPosition on Atlas A2/A3 ("通用说明和约束", TPosition to physical memory;
+// kernel_event.h GetPhyType for __NPU_ARCH__ 2201); false for the positions not modelled (see
+// UnmodelledPosition).
 bool SpaceOf(TPosition pos, Space *out) {
   switch (pos) {
     case TPosition::A1:
@@ -945,6 +950,7 @@ bool SpaceOf(TPosition pos, Space *out) {
     case TPosition::C1: *out = Space::kL1; return true;
     case TPosition::A2: *out = Space::kL0A; return true;
     case TPosition::B2: *out = Space::kL0B; return true;
+    case TPosition::C2: *out = Space::kBT; return true;
     case TPosition::CO1: *out = Space::kL0C; return true;
     case TPosition::VECIN:
     case TPosition::VECOUT:
@@ -972,6 +978,28 @@ const char *PositionName(TPosition pos) {
     case TPosition::C2PIPE2GM: return "C2PIPE2GM (Fixpipe Buffer)";
     case TPosition::C2PIPE2LOCAL: return "C2PIPE2LOCAL";
     default: return "MAX";
+  }
+}
+
+// Why a TPosition has no modelled local buffer (TPipe::InitBuffer, LocalTensor(pos, addr, len)).
+std::string UnmodelledPosition(TPosition pos) {
+  const std::string name = std::string("TPosition ") + PositionName(pos);
+  switch (pos) {
+    case TPosition::CO2:
+    case TPosition::GM:
+    case TPosition::SPM:
+      // GetPhyType maps CO2 to Hardware::GM on __NPU_ARCH__ 2201, and CANN's TPipe::InitBuffer stops
+      // ("buffer pos can not be Hardware::GM") for a TBuf there and for a TQue whose buffer lands there
+      // (a TQue<CO2> takes CO2 -> GM, GetBufferPos = GetPhyType(CO2) = GM).
+      return name + " is Global Memory on Atlas A2/A3: TPipe::InitBuffer cannot place a local buffer there "
+                    "(CANN's own check: 'buffer pos can not be Hardware::GM'); Fixpipe writes a GlobalTensor directly";
+    case TPosition::C2PIPE2GM:
+      return name + " is not modelled: on Atlas A2/A3 it holds only the per-channel quantisation parameters of "
+                    "Fixpipe's vector quantisation (DataCopy L1 -> Fixpipe Buffer, SetFixPipeConfig, quantPre "
+                    "VDEQF16 / VQF322B8_PRE / VREQ8), whose arithmetic the model does not implement";
+    case TPosition::TSCM:
+      return name + " is not modelled (TSCM queues are the Matmul high-level API's L1 cache)";
+    default: return name + " is not modelled";
   }
 }
 
@@ -1018,6 +1046,7 @@ AscendC::Hardware HardwareOf(TPosition pos) {
     case Space::kL0A: return AscendC::Hardware::L0A;
     case Space::kL0B: return AscendC::Hardware::L0B;
     case Space::kL0C: return AscendC::Hardware::L0C;
+    case Space::kBT: return AscendC::Hardware::BIAS;
     default: return AscendC::Hardware::MAX;
   }
 }
@@ -1026,8 +1055,8 @@ void AllocatorCreated(AscendC::Hardware hard, const Site &site) {
   ThreadCtx &c = Ctx("LocalMemAllocator", site);
   const int h = static_cast<int>(hard);
   if (hard != AscendC::Hardware::UB && hard != AscendC::Hardware::L1 && hard != AscendC::Hardware::L0A &&
-      hard != AscendC::Hardware::L0B && hard != AscendC::Hardware::L0C) {
-    Fail("LocalMemAllocator", site, "this Hardware (GM, BIAS, FIXBUF) is not modelled");
+      hard != AscendC::Hardware::L0B && hard != AscendC::Hardware::L0C && hard != AscendC::Hardware::BIAS) {
+    Fail("LocalMemAllocator", site, "this Hardware (GM, FIXBUF) is not modelled");
   }
   if (c.allocator[h]) {
     Fail("LocalMemAllocator", site, "a second LocalMemAllocator of one Hardware: only one may exist per kernel");
@@ -1039,7 +1068,7 @@ const LocalBuffer *StaticBuffer(TPosition pos, uint64_t addr, uint64_t bytes, co
   const char *api = "LocalTensor(TPosition, addr, tileSize)";
   ThreadCtx &c = Ctx(api, site);
   Space space;
-  if (!SpaceOf(pos, &space)) Fail(api, site, std::string("TPosition ") + PositionName(pos) + " is not modelled");
+  if (!SpaceOf(pos, &space)) Fail(api, site, UnmodelledPosition(pos));
   if ((space != Space::kUB) != c.aic()) {
     Fail(api, site, std::string(SpaceName(space)) + " does not exist on the " + (c.aic() ? "AIC" : "AIV"));
   }
@@ -1081,9 +1110,7 @@ const LocalBuffer *StaticBuffer(TPosition pos, uint64_t addr, uint64_t bytes, co
 const LocalBuffer *AllocBuffer(TPosition pos, uint32_t bytes, const Site &site) {
   ThreadCtx &c = Ctx("TPipe::InitBuffer", site);
   Space space;
-  if (!SpaceOf(pos, &space)) {
-    Fail("TPipe::InitBuffer", site, std::string("TPosition ") + PositionName(pos) + " is not modelled");
-  }
+  if (!SpaceOf(pos, &space)) Fail("TPipe::InitBuffer", site, UnmodelledPosition(pos));
   CheckNotMixed(c, true, "TPipe::InitBuffer", site);
   const bool cubeSpace = space != Space::kUB;
   if (cubeSpace != c.aic()) {
@@ -1132,19 +1159,27 @@ QueueState *NewQueue(TPosition pos, int32_t depth, const Site &site) {
   q.depth = depth;
   q.site = site;
   // The pipe that fills a queue's buffers and the one that drains them, by the data flow of its
-  // position ("TQue": VECIN, VECOUT, A1, A2, B1, B2, CO1, CO2): EnQue/DeQue order producer ->
-  // consumer, FreeTensor/AllocTensor consumer -> producer.
+  // position ("TQue": VECIN, VECOUT, A1, A2, B1, B2, CO1, CO2; the C1 / C2 queues of "通过BT Buffer实现高效
+  // 的bias计算"): EnQue/DeQue order producer -> consumer, FreeTensor/AllocTensor consumer -> producer. The
+  // events are kernel_event.h's GetQueEvt of the queue's logic source and destination (GetBufferLogicPos:
+  // C1 = GM -> C1, MTE2_MTE1; C2 = C1 -> C2, L1 -> BIAS, MTE1_M).
   switch (pos) {
     case TPosition::VECIN: q.producer = Pipe::kMTE2; q.consumer = Pipe::kV; break;     // GM -> UB -> V
     case TPosition::VECOUT: q.producer = Pipe::kV; q.consumer = Pipe::kMTE3; break;    // V -> UB -> GM
     case TPosition::A1:
-    case TPosition::B1: q.producer = Pipe::kMTE2; q.consumer = Pipe::kMTE1; break;     // GM -> L1 -> L0
+    case TPosition::B1:
+    case TPosition::C1: q.producer = Pipe::kMTE2; q.consumer = Pipe::kMTE1; break;     // GM -> L1 -> L0 / BT
     case TPosition::A2:
     case TPosition::B2: q.producer = Pipe::kMTE1; q.consumer = Pipe::kM; break;        // L1 -> L0A/B -> Mmad
+    case TPosition::C2: q.producer = Pipe::kMTE1; q.consumer = Pipe::kM; break;        // L1 -> BT -> Mmad
     case TPosition::CO1: q.producer = Pipe::kM; q.consumer = Pipe::kFIX; break;        // Mmad -> L0C -> Fixpipe
-    default:
-      Fail("TPipe::InitBuffer", site, std::string("a TQue at TPosition ") + PositionName(pos) +
-                                          " is not modelled (VECIN, VECOUT, A1, A2, B1, B2, CO1 are)");
+    default: {
+      Space unused;
+      Fail("TPipe::InitBuffer", site,
+           "TQue: " + (SpaceOf(pos, &unused) ? std::string("a queue at TPosition ") + PositionName(pos) +
+                                                   " is not modelled (VECIN, VECOUT, A1, A2, B1, B2, C1, C2, CO1 are)"
+                                             : UnmodelledPosition(pos)));
+    }
   }
   if (depth < 1) Fail("TPipe::InitBuffer", site, "queue depth must be at least 1");
   int buffers = 0;  // "TQue Buffer限制": at most 8 queue buffers per position (one event id each)

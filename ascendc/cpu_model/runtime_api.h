@@ -12,6 +12,7 @@
 // separately (ms_msa.testing.ascend_model.kernel_variant) runs on the machine of the main library.
 #pragma GCC visibility push(default)
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <utility>
@@ -76,6 +77,15 @@ enum KernelMetaType : uint8_t {
   KERNEL_TYPE_MIX_VECTOR_CORE,
   KERNEL_TYPE_MAX,
 };
+
+namespace AscendC {
+class TPipe;
+}  // namespace AscendC
+
+namespace ascend_model {
+// The calling core's TPipe (资源管理/GetTPipePtr.md: constructing a TPipe sets it); each core is a thread.
+inline thread_local AscendC::TPipe *g_currentPipe = nullptr;
+}  // namespace ascend_model
 
 namespace ascend_model {
 
@@ -201,8 +211,13 @@ class TPipe {
  public:
   // Constructing the TPipe initialises the core's state, as InitSocState does ("InitSocState": in
   // TPipe programming the TPipe does it).
-  __aicore__ inline TPipe(const ascend_model::Site &site = ascend_model::Site()) { ascend_model::PipeConstructed(site); }
-  __aicore__ inline ~TPipe() {}
+  __aicore__ inline TPipe(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PipeConstructed(site);
+    ascend_model::g_currentPipe = this;  // GetTPipePtr()
+  }
+  __aicore__ inline ~TPipe() {
+    if (ascend_model::g_currentPipe == this) ascend_model::g_currentPipe = nullptr;
+  }
   __aicore__ inline void Init() {}
   __aicore__ inline void InitSocState(const ascend_model::Site &site = ascend_model::Site()) const {
     ascend_model::InitSoc(site);
@@ -247,6 +262,16 @@ class TPipe {
   template <TPosition pos, int32_t depth, auto mask>
   static constexpr int32_t QueueDepth(const TQue<pos, depth, mask> &) { return depth; }
 };
+
+// 工具接口/系统资源与变量/GetSystemCycle(ISASI).md: the system counter, 50 MHz on A2/A3. The model has no
+// device time: it reads the host's monotonic clock at that rate (differences are host time, not NPU time).
+__aicore__ inline int64_t GetSystemCycle() {
+  return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now().time_since_epoch()).count() / 20);
+}
+
+// The utility CANN's headers give kernels as AscendC::DivCeil (impl/basic_api/utils).
+__aicore__ constexpr inline uint32_t DivCeil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // ---- synchronisation inside a core ---------------------------------------------------------------------
 template <HardEvent event>
@@ -330,7 +355,7 @@ __aicore__ inline void InitSocState(const ascend_model::Site &site = ascend_mode
 // ---- static Tensor programming: LocalMemAllocator (kernel_tensor.h) -------------------------------------
 // Hands out consecutive tensors of one physical memory from address 0; one allocator per memory per
 // kernel, not mixed with TPipe buffers on the same core. The default TPosition of a memory: UB ->
-// VECCALC, L1 -> A1, L0A -> A2, L0B -> B2, L0C -> CO1.
+// VECCALC, L1 -> A1, L0A -> A2, L0B -> B2, L0C -> CO1, BIAS -> C2 (kernel_event.h GetDefaultPosition).
 template <Hardware hard = Hardware::UB>
 class LocalMemAllocator {
  public:
@@ -360,7 +385,8 @@ class LocalMemAllocator {
  private:
   static constexpr TPosition DefaultPosition() {
     return hard == Hardware::L1 ? TPosition::A1 : hard == Hardware::L0A ? TPosition::A2 :
-           hard == Hardware::L0B ? TPosition::B2 : hard == Hardware::L0C ? TPosition::CO1 : TPosition::VECCALC;
+           hard == Hardware::L0B ? TPosition::B2 : hard == Hardware::L0C ? TPosition::CO1 :
+           hard == Hardware::BIAS ? TPosition::C2 : TPosition::VECCALC;
   }
   template <class DataType>
   LocalTensor<DataType> Take(TPosition pos, uint32_t tileSize, const ascend_model::Site &site) {
@@ -408,6 +434,9 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, const ascend_model
 }
 
 }  // namespace AscendC
+
+// basic_api/kernel_common.h declares it outside the namespace.
+__aicore__ inline AscendC::TPipe *GetTPipePtr() { return ascend_model::g_currentPipe; }
 
 // ---- kernel entry macros --------------------------------------------------------------------------------
 // REGISTER_TILING_DEFAULT names the kernel's standard C++ tiling struct; GET_TILING_DATA copies the

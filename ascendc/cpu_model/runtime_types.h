@@ -346,6 +346,11 @@ class LocalTensor {
     t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
     return t;
   }
+  // CANN's CPU debug returns the tensor's host pointer (数据结构/LocalTensor/GetPhyAddr.md: T* on the CPU, the
+  // physical address on the NPU). Accesses through it bypass the model, neither bounds- nor race-checked; a
+  // kernel that only passes the value on (an address list) is unaffected.
+  __aicore__ inline T *GetPhyAddr() const { return reinterpret_cast<T *>(ModelSpan().host); }
+  __aicore__ inline T *GetPhyAddr(const uint32_t offset) const { return GetPhyAddr() + offset; }
   __aicore__ inline uint32_t GetSize() const { return size_; }
   __aicore__ inline void SetSize(const uint32_t size) { size_ = size; }
   __aicore__ inline int32_t GetPosition() const {

@@ -7,7 +7,9 @@
 //
 // Every sync call stands alone on its line, so that the strictness test can drop each one by its
 // call site (ASCEND_MODEL_SKIP_SYNC_SITE=file:line:api).
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -606,6 +608,26 @@ extern "C" __global__ __aicore__ void capacity_kernel(GM_ADDR unused, uint32_t u
   }
 }
 
+// ---- utilities CANN's examples use: GetTPipePtr, GetSystemCycle, DivCeil, LocalTensor::GetPhyAddr ----------
+extern "C" __global__ __aicore__ __vector__ void utils_kernel(GM_ADDR unused) {
+  (void)unused;
+  const bool before = GetTPipePtr() == nullptr;
+  {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    GetTPipePtr()->InitBuffer(buf, 64 * sizeof(float));  // through the pointer the TPipe set
+    LocalTensor<float> t = buf.Get<float>();
+    t.SetValue(5, 2.5f);
+    const int64_t c0 = GetSystemCycle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(4));
+    const int64_t c1 = GetSystemCycle();
+    std::printf("UTIL %d %d %ld %u %ld %g\n", before ? 1 : 0, GetTPipePtr() == &pipe ? 1 : 0,
+                static_cast<long>(c1 - c0), DivCeil(7, 2), static_cast<long>(t.GetPhyAddr(5) - t.GetPhyAddr()),
+                static_cast<double>(*t.GetPhyAddr(5)));
+  }
+  std::printf("UTIL_AFTER %d\n", GetTPipePtr() == nullptr ? 1 : 0);
+}
+
 namespace {
 
 int RunScenario(const std::string &name) {
@@ -631,6 +653,12 @@ int RunScenario(const std::string &name) {
     SetKernelMode(mode == "aiv" ? KernelMode::AIV_MODE : mode == "aic" ? KernelMode::AIC_MODE : KernelMode::MIX_MODE);
     ICPU_RUN_KF(capacity_kernel, 1, gm, ubAddr, l1Addr);
     std::printf("CAPACITY ok\n");
+    return 0;
+  }
+  if (name == "utils") {
+    uint8_t *gm = Gm<uint8_t>(32);
+    SetKernelMode(KernelMode::AIV_MODE);
+    ICPU_RUN_KF(utils_kernel, 1, gm);
     return 0;
   }
   if (name == "sysvars") {  // variant: mix, aiv or aic

@@ -1,0 +1,188 @@
+"""The Cube core's TQue / TBuf positions beyond A1/B1/A2/B2/CO1 on the CPU model (ascendc/cpu_model/), and
+the instructions that use them, run as a user runs a kernel (build_cpu_debug.sh --cce-auto-sync=off, then
+GmAlloc / SetKernelMode(AIC_MODE) / ICPU_RUN_KF). What CANN's documents (asc-devkit) say, checked here:
+
+* C1 is L1 and C2 the BiasTable Buffer on Atlas A2/A3 ("通用说明和约束", kernel_event.h GetPhyType); the
+  BiasTable holds 1 KB ("NPU架构版本2201", 各存储单元的参数规格); a TQue at C1 orders MTE2 -> MTE1 and one
+  at C2 MTE1 -> M (GetQueEvt of GM -> C1 and C1 -> C2), as "通过BT Buffer实现高效的bias计算" uses them;
+* DataCopy L1 -> BiasTable ("DataCopy（L1ToBiasTable Buffer数据搬运）"): dst 64-byte, src 32-byte aligned,
+  blockLen in 64-byte units, float / int32_t or half -> float, on MTE1;
+* Mmad with a bias tensor in C2 ("Mmad", 传入bias的原型): C = bias (1 x N, broadcast over the rows) + A·B,
+  fp32 accumulation, bias 64-byte aligned, cmatrixInitVal = false as the documents' examples set it;
+* CO2 (Global Memory on A2/A3) and C2PIPE2GM (Fixpipe Buffer) stop InitBuffer with a message.
+
+numpy computes each documented result; every sync call of the flag scenario is shown necessary by
+dropping it (ASCEND_MODEL_SKIP_SYNC_SITE), and each queue by using its tensor without it.
+
+Kernels: tests/cpp/ascend_model_cube_positions_test.cc."""
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = os.path.join(REPO, "ascendc", "cpu_model")
+TEST_SRC = os.path.join(REPO, "tests", "cpp", "ascend_model_cube_positions_test.cc")
+CXX = os.environ.get("CXX", "g++")
+
+pytestmark = pytest.mark.skipif(shutil.which(CXX) is None, reason=f"no C++ compiler '{CXX}'")
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    if os.environ.get("MS_MSA_SANITIZE") == "1":  # the ASan pass of CI: the model under ASan + UBSan
+        env["ASCEND_MODEL_CXXFLAGS"] = "-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+        env["ASAN_OPTIONS"] = "detect_leaks=0"  # a main that exits on a stopped run keeps its GmAlloc blocks
+    env.pop("ASCEND_MODEL_SKIP_SYNC_SITE", None)
+    env.pop("ASCEND_MODEL_TURNS", None)
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cube_positions")
+    exe = os.path.join(out, "cube_positions_test")
+    cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=off", "-o", exe, TEST_SRC]
+    res = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return {"exe": exe, "dir": str(out)}
+
+
+def _run(program, *args, expect_ok=True, **env):
+    res = subprocess.run([program["exe"], *args], capture_output=True, text=True, env=_env(**env), timeout=120)
+    if expect_ok:
+        assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def _values(stdout, name):
+    for line in stdout.splitlines():
+        if line.split()[:1] == [name]:
+            return np.array([float(v) for v in line.split()[1:]])
+    raise AssertionError(f"no '{name}' line in {stdout!r}")
+
+
+def _stopped(program, *args, **env):
+    res = _run(program, *args, expect_ok=False, **env)
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    return res.stderr
+
+
+def _a(rounds):
+    """A tiles as the host fills them (half, exact small integers): rounds x 16 x 16."""
+    return (((np.arange(rounds * 256) * 7) % 5) - 2).reshape(rounds, 16, 16).astype(np.float32)
+
+
+def _w():
+    """W, loaded key-style: its rows are the columns of B, so C = A @ W.T."""
+    return (((np.arange(256) * 3) % 7) - 3).reshape(16, 16).astype(np.float32)
+
+
+def _mmad_with_bias(a, w, bias):
+    """"Mmad" with a bias: C (M x N) initialised from the 1 x N bias, plus A·B accumulated in fp32."""
+    return (bias.astype(np.float32)[None, :] + (a @ w.T)).astype(np.float32)
+
+
+# --- the documented data path: GM -> C1 -> C2 -> Mmad ------------------------------------------------------------
+
+def test_ascend_model_bias_through_c1_and_c2_queues(program):
+    """TQue at A1, B1, C1, A2, B2, C2, CO1 carry C = A @ W.T + bias: GM -> L1 (C1, DataCopy count), L1 -> BiasTable
+    (C2, the count form: 16 floats = one 64-byte unit), Mmad with the bias tensor, Fixpipe to GM."""
+    out = _values(_run(program, "bias_queue").stdout, "out")
+    bias = 0.25 * np.arange(16) - 1.5
+    np.testing.assert_array_equal(out, _mmad_with_bias(_a(1)[0], _w(), bias).reshape(-1))
+
+
+@pytest.mark.parametrize("variant,buffer,writer,reader", [
+    ("c1_unqueued", r"qc1 \(byte 0 of the buffer, L1 address", r"DataCopy\(GM->local, count\)",
+     r"DataCopy\(local->local, count\)"),
+    ("c2_unqueued", r"qc2 \(byte 0 of the buffer, BiasTable address 0", r"DataCopy\(local->local, count\)",
+     r"Mmad\(with bias\)"),
+])
+def test_ascend_model_c1_and_c2_queues_order_their_pipes(program, variant, buffer, writer, reader):
+    """Without the C1 queue's EnQue / DeQue nothing orders MTE2's L1 write before MTE1's read; without the C2
+    queue's, nothing orders MTE1's BiasTable write before Mmad's read on M."""
+    err = _stopped(program, "bias_queue", variant)
+    assert re.search(rf"hazard: RAW on {buffer}.*{reader} at .*\(M(TE1)? of AIC.*reads bytes written by "
+                     rf"{writer}", err), err
+
+
+@pytest.mark.parametrize("variant", ["", "half"])
+def test_ascend_model_bias_tbufs_with_flags_two_rounds(program, variant):
+    """TBuf at A1, B1, C1, A2, B2, C2, CO1 with the kernel's own SetFlag / WaitFlag, two rounds each with a new
+    bias (DataCopyParams {1, 1, 0, 0}). "half": the bias is half in L1 and becomes float in the BiasTable
+    (DataCopy<float, half>, one 64-byte source unit = 32 values, 128 bytes in the BiasTable)."""
+    out = _values(_run(program, "bias_flags", *([variant] if variant else [])).stdout, "out").reshape(2, 256)
+    a, w = _a(2), _w()
+    for r in range(2):
+        if variant == "half":
+            bias = (0.125 * np.arange(64) - 3.0).astype(np.float16).astype(np.float32)[r * 32:r * 32 + 16]
+        else:
+            bias = (0.5 * np.arange(32) - 4.0)[r * 16:(r + 1) * 16]
+        np.testing.assert_array_equal(out[r], _mmad_with_bias(a[r], w, bias).reshape(-1))
+
+
+@pytest.mark.parametrize("variant", ["", "half"])
+def test_ascend_model_bias_flags_every_sync_is_needed(program, variant):
+    """Dropping any one of the 12 sync calls (MTE2_MTE1, MTE1_M, M_FIX and, between the rounds, MTE1_MTE2,
+    M_MTE1, FIX_M) stops the run: a hazard, or a WaitFlag that hangs. The BiasTable takes part: without
+    M_MTE1 the second round's L1 -> BiasTable copy overwrites the bias the first Mmad reads."""
+    args = ["bias_flags", *([variant] if variant else [])]
+    path = os.path.join(program["dir"], f"sites{variant}.txt")
+    _run(program, *args, ASCEND_MODEL_SYNC_SITES_OUT=path)
+    with open(path) as f:
+        sites = [s for s in f.read().split() if s]
+    assert len(sites) == 12, sites
+    unnoticed, bias_war = [], []
+    for site in sites:
+        res = _run(program, *args, expect_ok=False, ASCEND_MODEL_SKIP_SYNC_SITE=site)
+        if res.returncode != 1 or not re.search(r"hazard:|hang:", res.stderr):
+            unnoticed.append((site, res.returncode, res.stderr[-300:]))
+        if re.search(r"hazard: WAR on tc2 \(byte \d+ of the buffer, BiasTable address .*DataCopy\(local->local, DataCopyParams(, T/U)?\) at .*"
+                     r"\(MTE1 of AIC", res.stderr):
+            bias_war.append(site)
+    assert not unnoticed, unnoticed
+    assert len(bias_war) == 1 and bias_war[0].endswith(":WaitFlag"), bias_war
+
+
+# --- capacity, alignment and the documented forms --------------------------------------------------------------
+
+@pytest.mark.parametrize("case,pattern", [
+    (1, r"TPipe::InitBuffer .*over capacity: 1056 bytes on top of 0 already used exceed the 1024 bytes .* "
+        r"of BiasTable"),
+    (2, r"over capacity: 544 bytes on top of 512 already used exceed the 1024 bytes .* of BiasTable"),
+    (3, r"DataCopy\(local->local, DataCopyParams\) .*dst .* must be 64-byte aligned; it starts at byte 32"),
+    (4, r"out of bounds: writes bytes \[0, 128\) of bt from the tensor's start, which has 64 bytes"),
+    (5, r"Mmad\(with bias\) .*bias .* must be 64-byte aligned; it starts at byte 32"),
+    (6, r"Mmad\(with bias\) .*bias .* must be in the BiasTable Buffer \(TPosition C2\), not L0C"),
+    (7, r"cmatrixInitVal = true with a bias tensor"),
+    (8, r"Mmad at .*cmatrixSource = true without a bias tensor .* address the documents do not give"),
+    (9, r"TQue: TPosition CO2 .* is Global Memory on Atlas A2/A3: TPipe::InitBuffer cannot place a local buffer "
+        r"there .*buffer pos can not be Hardware::GM"),
+    (10, r"TPipe::InitBuffer .*TPosition CO2 .* is Global Memory on Atlas A2/A3"),
+    (11, r"TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled: .*vector quantisation"),
+    (12, r"L1 -> BiasTable copies float -> float, int32_t -> int32_t or half -> float .*not half -> half"),
+    (13, r"count \* sizeof\(T\) = 32 bytes is not a multiple of 64"),
+    (14, r"TPipe::InitBuffer .*BiasTable does not exist on the AIV"),
+    (15, r"TQue: TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled"),
+    (16, r"local -> local copy from L1 .* to L0A .* is not modelled \(only L1 \(C1\) -> BiasTable Buffer \(C2\) is\)"),
+])
+def test_ascend_model_cube_position_rules_stop_the_run(program, case, pattern):
+    err = _stopped(program, "error", str(case))
+    assert re.search(r"ICPU_RUN_KF\(error_kernel\): " + r".*" + pattern, err), err
+
+
+@pytest.mark.parametrize("case,pattern", [
+    (1, r"LocalTensor\(TPosition, addr, tileSize\) .*out of capacity: bytes \[512, 1152\) exceed the 1024 bytes "
+        r"a kernel may use of BiasTable"),
+    (2, r"TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled"),
+])
+def test_ascend_model_static_bias_table_rules(program, case, pattern):
+    """Static Tensor programming: LocalMemAllocator<Hardware::BIAS> (default position C2) within 1 KB; a
+    LocalTensor at C2PIPE2GM stops."""
+    err = _stopped(program, "static_error", str(case))
+    assert re.search(pattern, err), err
