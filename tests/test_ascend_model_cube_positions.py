@@ -23,6 +23,8 @@ import subprocess
 import numpy as np
 import pytest
 
+from _cpu_debug_programs import program_env
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(REPO, "ascendc", "cpu_model")
 TEST_SRC = os.path.join(REPO, "tests", "cpp", "ascend_model_cube_positions_test.cc")
@@ -31,15 +33,7 @@ CXX = os.environ.get("CXX", "g++")
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None, reason=f"no C++ compiler '{CXX}'")
 
 
-def _env(**extra):
-    env = dict(os.environ)
-    if os.environ.get("MS_MSA_SANITIZE") == "1":  # the ASan pass of CI: the model under ASan + UBSan
-        env["ASCEND_MODEL_CXXFLAGS"] = "-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-        env["ASAN_OPTIONS"] = "detect_leaks=0"  # a main that exits on a stopped run keeps its GmAlloc blocks
-    env.pop("ASCEND_MODEL_SKIP_SYNC_SITE", None)
-    env.pop("ASCEND_MODEL_TURNS", None)
-    env.update(extra)
-    return env
+_env = program_env  # the builds and runs of this file
 
 
 @pytest.fixture(scope="module")
