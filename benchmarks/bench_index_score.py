@@ -557,7 +557,7 @@ def print_fixed_cost(rows):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5, help="timed runs per peer (median reported; >= 5)")
-    parser.add_argument("--dtypes", nargs="+", default=list(shapes.DTYPES))
+    parser.add_argument("--dtypes", nargs="+", default=list(shapes.DTYPES), choices=shapes.DTYPES)
     parser.add_argument("--only", default="", help="run only cases whose name contains this")
     parser.add_argument("--no-numpy", action="store_true", help="skip the (slow) numpy peer")
     parser.add_argument("--fixed-cost-only", action="store_true", help="only the fixed cost of a call")

@@ -46,6 +46,7 @@ def library():
             lib.MsaConstant.restype = ctypes.c_int64
             lib.MsaLastKernelError.argtypes = [ctypes.c_char_p, ctypes.c_int]
             lib.MsaCpuLastLaunchNanos.restype = ctypes.c_int64
+            lib.MsaCpuBf16PairRateRatio.restype = ctypes.c_double
             _lib = lib
         return _lib
 
@@ -129,7 +130,14 @@ def last_launch_seconds():
 
 
 def cpu_isas():
-    """The CPU micro-kernels this machine can run, best first (MS_MSA_CPU_ISA picks one)."""
+    """The CPU micro-kernels this machine can run, best first (MS_MSA_CPU_ISA picks one; the first is the default).
+    avx512-bf16 is first only where its vdpbf16ps outruns the fp32 FMA (cpu_bf16_pair_rate_ratio() >= 1)."""
     buf = ctypes.create_string_buffer(256)
     library().MsaCpuIsas(buf, 256)
     return buf.value.decode().split(",")
+
+
+def cpu_bf16_pair_rate_ratio():
+    """vdpbf16ps's multiply-adds per second over the fp32 FMA's, as this process measured them on first use of the
+    CPU kernels (0.0 where the CPU has no AVX512-BF16)."""
+    return library().MsaCpuBf16PairRateRatio()

@@ -146,3 +146,31 @@ def test_every_row_group_of_each_cpu_path(isa, case, mode, monkeypatch):
 
 def test_generic_path_always_available():
     assert _lib.cpu_isas()[-1] == "generic"
+
+
+def test_pair_set_is_the_default_only_where_its_instruction_outruns_the_fma(mode, monkeypatch):
+    isas, ratio = _lib.cpu_isas(), _lib.cpu_bf16_pair_rate_ratio()
+    assert _lib.cpu_bf16_pair_rate_ratio() == ratio  # measured once per process
+    if "avx512-bf16" not in isas:
+        assert ratio == 0.0
+        return
+    assert 0.05 < ratio < 20.0, ratio  # a rate the probe measured, not a default
+    if ratio >= 1.0:
+        assert isas[0] == "avx512-bf16"
+    else:
+        assert isas[:2] == ["avx512", "avx512-bf16"]
+    # The default launch runs the first set (the same bits as forcing it) on a bf16 prefill, where the two
+    # sets take different instructions.
+    case = cases.Case("default-set-bf16-prefill", heads=4, head_dim=128, pages=12, q_lens=(40, 24),
+                      kv_lens=(600, 300), block_size=128, dtype="bfloat16", local_window="token", local_blocks=0)
+    inputs = cases.build_inputs(case, seed=3)
+    monkeypatch.delenv("MS_MSA_CPU_ISA", raising=False)
+    default = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isas[0])
+    first = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    assert np.array_equal(default.view(np.uint32), first.view(np.uint32))
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isas[1])
+    second = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    assert not np.array_equal(second.view(np.uint32), first.view(np.uint32))  # the case tells the two sets apart
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isas[0])
+    _check(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)), inputs, case)
