@@ -9,7 +9,9 @@ GmAlloc / SetKernelMode(AIC_MODE) / ICPU_RUN_KF). What CANN's documents (asc-dev
   blockLen in 64-byte units, float / int32_t or half -> float, on MTE1;
 * Mmad with a bias tensor in C2 ("Mmad", 传入bias的原型): C = bias (1 x N, broadcast over the rows) + A·B,
   fp32 accumulation, bias 64-byte aligned, cmatrixInitVal = false as the documents' examples set it;
-* CO2 (Global Memory on A2/A3) and C2PIPE2GM (Fixpipe Buffer) stop InitBuffer with a message.
+* CO2 (Global Memory on A2/A3) stops InitBuffer with a message; C2PIPE2GM is the Fixpipe Buffer, 2 KB
+  ("NPU架构版本2201", 各存储单元的参数规格), and a buffer past that stops the run (its instructions:
+  tests/test_ascend_model_cube_quant.py).
 
 numpy computes each documented result; every sync call of the flag scenario is shown necessary by
 dropping it (ASCEND_MODEL_SKIP_SYNC_SITE), and each queue by using its tensor without it.
@@ -18,53 +20,22 @@ Kernels: tests/cpp/ascend_model_cube_positions_test.cc."""
 import os
 import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-from _cpu_debug_programs import program_env
+from _cpu_debug_programs import build, run as _run, stopped as _stopped, values as _values
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(REPO, "ascendc", "cpu_model")
 TEST_SRC = os.path.join(REPO, "tests", "cpp", "ascend_model_cube_positions_test.cc")
 CXX = os.environ.get("CXX", "g++")
 
 pytestmark = pytest.mark.skipif(shutil.which(CXX) is None, reason=f"no C++ compiler '{CXX}'")
 
 
-_env = program_env  # the builds and runs of this file
-
-
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cube_positions")
-    exe = os.path.join(out, "cube_positions_test")
-    cmd = ["bash", os.path.join(MODEL, "build_cpu_debug.sh"), "--cce-auto-sync=off", "-o", exe, TEST_SRC]
-    res = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout + res.stderr
-    return {"exe": exe, "dir": str(out)}
-
-
-def _run(program, *args, expect_ok=True, **env):
-    res = subprocess.run([program["exe"], *args], capture_output=True, text=True, env=_env(**env), timeout=120)
-    if expect_ok:
-        assert res.returncode == 0, res.stdout + res.stderr
-    return res
-
-
-def _values(stdout, name):
-    for line in stdout.splitlines():
-        if line.split()[:1] == [name]:
-            return np.array([float(v) for v in line.split()[1:]])
-    raise AssertionError(f"no '{name}' line in {stdout!r}")
-
-
-def _stopped(program, *args, **env):
-    res = _run(program, *args, expect_ok=False, **env)
-    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
-    return res.stderr
-
+    return build(tmp_path_factory, TEST_SRC, "cube_positions", "--cce-auto-sync=off")
 
 def _a(rounds):
     """A tiles as the host fills them (half, exact small integers): rounds x 16 x 16."""
@@ -143,6 +114,44 @@ def test_ascend_model_bias_flags_every_sync_is_needed(program, variant):
     assert len(bias_war) == 1 and bias_war[0].endswith(":WaitFlag"), bias_war
 
 
+# --- DataCopy L1 -> GM on the Cube core (矩阵计算（ISASI）/矩阵计算的搬出/DataCopy（L1ToGM连续数据搬运）.md) ----------------
+
+def _l1_to_gm_x():
+    return (0.375 * ((np.arange(128) * 11) % 23) - 4.0).astype(np.float32)
+
+
+@pytest.mark.parametrize("count", [64, 60])
+def test_ascend_model_l1_to_gm_copies_whole_32_byte_blocks(program, count):
+    """Each of two AICs copies its 64 floats GM -> L1 -> GM. count * sizeof(T) is rounded down to 32 bytes, as
+    the document says: 60 floats (240 bytes) copy 56, and the last 8 slots of each block keep their value."""
+    out = _values(_run(program, "l1_to_gm", *([] if count == 64 else [str(count)])).stdout, "out").reshape(2, 64)
+    x = _l1_to_gm_x().reshape(2, 64)
+    copied = count * 4 // 32 * 32 // 4
+    np.testing.assert_array_equal(out[:, :copied], x[:, :copied])
+    np.testing.assert_array_equal(out[:, copied:], np.full((2, 64 - copied), -99.0, np.float32))
+
+
+def test_ascend_model_l1_to_gm_takes_the_atomic_state(program):
+    """Under SetAtomicAdd<float> the two AICs' L1 -> GM stores add into the same 64 slots (原子操作/SetAtomicAdd.md:
+    the DMA stores of the core, MTE3 included): -99 + x0 + x1, each addition rounded to float."""
+    out = _values(_run(program, "l1_to_gm", "atomic").stdout, "out")
+    x = _l1_to_gm_x().reshape(2, 64)
+    np.testing.assert_array_equal(out[:64], (np.float32(-99.0) + x[0]) + x[1])
+    np.testing.assert_array_equal(out[64:], np.full(64, -99.0, np.float32))
+
+
+def test_ascend_model_l1_to_gm_needs_its_mte2_mte3_flag(program):
+    """Without the WaitFlag<MTE2_MTE3> the L1 -> GM copy (MTE3) reads L1 before the GM -> L1 copy (MTE2) is
+    ordered before it: a RAW hazard on the L1 buffer."""
+    path = os.path.join(program["dir"], "sites_l1gm.txt")
+    _run(program, "l1_to_gm", ASCEND_MODEL_SYNC_SITES_OUT=path)
+    with open(path) as f:
+        waits = [s for s in f.read().split() if s.endswith(":WaitFlag")]
+    assert len(waits) == 1, waits
+    err = _stopped(program, "l1_to_gm", ASCEND_MODEL_SKIP_SYNC_SITE=waits[0])
+    assert re.search(r"hazard: RAW .*DataCopy\(L1->GM, count\)", err), err
+
+
 # --- capacity, alignment and the documented forms --------------------------------------------------------------
 
 @pytest.mark.parametrize("case,pattern", [
@@ -158,12 +167,15 @@ def test_ascend_model_bias_flags_every_sync_is_needed(program, variant):
     (9, r"TQue: TPosition CO2 .* is Global Memory on Atlas A2/A3: TPipe::InitBuffer cannot place a local buffer "
         r"there .*buffer pos can not be Hardware::GM"),
     (10, r"TPipe::InitBuffer .*TPosition CO2 .* is Global Memory on Atlas A2/A3"),
-    (11, r"TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled: .*vector quantisation"),
+    (11, r"TPipe::InitBuffer .*over capacity: 4096 bytes .*exceed the 2048 bytes .* of FixpipeBuffer"),
     (12, r"L1 -> BiasTable copies float -> float, int32_t -> int32_t or half -> float .*not half -> half"),
     (13, r"count \* sizeof\(T\) = 32 bytes is not a multiple of 64"),
     (14, r"TPipe::InitBuffer .*BiasTable does not exist on the AIV"),
-    (15, r"TQue: TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled"),
-    (16, r"local -> local copy from L1 .* to L0A .* is not modelled \(only L1 \(C1\) -> BiasTable Buffer \(C2\) is\)"),
+    (15, r"TPipe::InitBuffer .*over capacity: 1536 bytes on top of 1536 already used exceed the 2048 bytes .* of "
+         r"FixpipeBuffer"),
+    (16, r"local -> local copy from L1 .* to L0A .* is not modelled \(only L1 \(C1\) -> BiasTable Buffer \(C2\) and "
+         r"L1 -> Fixpipe Buffer \(C2PIPE2GM\) are\)"),
+    (17, r"LoadData\(LoadData3DParamsV2\) .*Load3D v2 \(img2col, LoadData_3D.md\) is not modelled"),
 ])
 def test_ascend_model_cube_position_rules_stop_the_run(program, case, pattern):
     err = _stopped(program, "error", str(case))
@@ -173,10 +185,11 @@ def test_ascend_model_cube_position_rules_stop_the_run(program, case, pattern):
 @pytest.mark.parametrize("case,pattern", [
     (1, r"LocalTensor\(TPosition, addr, tileSize\) .*out of capacity: bytes \[512, 1152\) exceed the 1024 bytes "
         r"a kernel may use of BiasTable"),
-    (2, r"TPosition C2PIPE2GM \(Fixpipe Buffer\) is not modelled"),
+    (2, r"LocalTensor\(TPosition, addr, tileSize\) .*out of capacity: bytes \[0, 4096\) exceed the 2048 bytes "
+        r"a kernel may use of FixpipeBuffer"),
 ])
 def test_ascend_model_static_bias_table_rules(program, case, pattern):
     """Static Tensor programming: LocalMemAllocator<Hardware::BIAS> (default position C2) within 1 KB; a
-    LocalTensor at C2PIPE2GM stops."""
+    LocalTensor at C2PIPE2GM within the Fixpipe Buffer's 2 KB."""
     err = _stopped(program, "static_error", str(case))
     assert re.search(pattern, err), err

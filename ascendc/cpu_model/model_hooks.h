@@ -14,8 +14,8 @@
 namespace ascend_model {
 
 // The separate address spaces of an Atlas A2/A3 AI core (capacities in the runtime). kBT is the
-// BiasTable Buffer of the Cube core (TPosition C2).
-enum class Space : uint8_t { kGM, kUB, kL1, kL0A, kL0B, kL0C, kBT };
+// BiasTable Buffer of the Cube core (TPosition C2), kFB its Fixpipe Buffer (TPosition C2PIPE2GM).
+enum class Space : uint8_t { kGM, kUB, kL1, kL0A, kL0B, kL0C, kBT, kFB };
 
 inline const char *SpaceName(Space s) {
   switch (s) {
@@ -26,6 +26,7 @@ inline const char *SpaceName(Space s) {
     case Space::kL0B: return "L0B";
     case Space::kL0C: return "L0C";
     case Space::kBT: return "BiasTable";
+    case Space::kFB: return "FixpipeBuffer";
   }
   return "?";
 }

@@ -1,7 +1,8 @@
 // Modelled AscendC Cube instructions for Atlas A2/A3 (__NPU_ARCH__ 2201): LoadData (2D, into
-// L0A/L0B), Mmad (with or without a bias tensor in the BiasTable Buffer) and Fixpipe (L0C -> GM). Parameter structs as in CANN's kernel_struct_mm.h and
-// kernel_struct_fixpipe.h; functions as in kernel_operator_mm_intf.h / kernel_operator_fixpipe_intf.h,
-// each with a trailing defaulted ascend_model::Site. Only the overloads the kernel needs are declared.
+// L0A/L0B), LoadDataWithTranspose and Mmad (with or without a bias tensor in the BiasTable Buffer), and the
+// parameter structs of the Cube and of Fixpipe, as in CANN's kernel_struct_mm.h and kernel_struct_fixpipe.h;
+// functions as in kernel_operator_mm_intf.h, each with a trailing defaulted ascend_model::Site. The L0C -> GM
+// transfers (Fixpipe, DataCopy L0C -> GM) are in ops_fixpipe.h.
 //
 // Layouts, from CANN's "key fractal formats" document (A2/A3: Zz x Zn = Nz), for 16-bit inputs
 // (K0 = 16) of an M x K matrix A, a K x N matrix B and the M x N fp32 result C:
@@ -224,7 +225,161 @@ inline void LoadData(const LocalTensor<T> &dst, const GlobalTensor<T> &src, cons
   model_detail::LoadFractals(api, site, dst.ModelSpan(), s, loadDataParams, sizeof(T), Pipe::kMTE2);
 }
 
+// Load3D v2 (LoadData_3D.md: img2col from L1 into L0A / L0B) is declared as CANN declares it, with its parameter
+// struct, so that a kernel holding one in a branch it does not take compiles; a call stops the run: the model
+// has no img2col (PAD_SIZE: kernel_utils_constants.h).
+const uint8_t PAD_SIZE = 4;
+
+template <typename T>
+struct LoadData3DParamsV2 {
+  LoadData3DParamsV2() {}
+  uint8_t padList[PAD_SIZE] = {0};
+  uint16_t l1H = 0;
+  uint16_t l1W = 0;
+  uint16_t channelSize = 0;
+  uint16_t kExtension = 0;
+  uint16_t mExtension = 0;
+  uint16_t kStartPt = 0;
+  uint16_t mStartPt = 0;
+  uint8_t strideW = 1;
+  uint8_t strideH = 1;
+  uint8_t filterW = 1;
+  uint8_t filterH = 1;
+  uint8_t dilationFilterW = 1;
+  uint8_t dilationFilterH = 1;
+  bool enTranspose = false;
+  bool enSmallK = false;
+  T padValue = 0;
+  bool filterSizeW = false;
+  bool filterSizeH = false;
+  bool fMatrixCtrl = false;
+};
+
+template <typename T, typename U>
+inline void LoadData(const LocalTensor<T> &dst, const LocalTensor<T> &src, const LoadData3DParamsV2<U> &loadDataParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  (void)dst;
+  (void)src;
+  (void)loadDataParams;
+  ascend_model::Fail("LoadData(LoadData3DParamsV2)", site, "Load3D v2 (img2col, LoadData_3D.md) is not modelled");
+}
+
+struct LoadData2dTransposeParams {
+  LoadData2dTransposeParams() {}
+  LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                            const uint16_t dstGapIn, const uint16_t dstfracGapIn, const uint8_t addrModeIn)
+      : startIndex(startIndexIn),
+        repeatTimes(repeatTimesIn),
+        srcStride(srcStrideIn),
+        dstGap(dstGapIn),
+        dstFracGap(dstfracGapIn),
+        addrMode(addrModeIn) {}
+  LoadData2dTransposeParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                            const uint16_t dstGapIn, const uint16_t dstfracGapIn)
+      : startIndex(startIndexIn),
+        repeatTimes(repeatTimesIn),
+        srcStride(srcStrideIn),
+        dstGap(dstGapIn),
+        dstFracGap(dstfracGapIn) {}
+  uint16_t startIndex = 0;
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;
+  uint16_t dstGap = 0;
+  uint16_t dstFracGap = 0;
+  uint8_t addrMode = 0;
+};
+
+// L1 (A1/B1) -> L0A / L0B with transpose ("LoadDataWithTranspose", A2/A3), on MTE1. Each of repeatTimes
+// iterations transposes one square matrix of the source: 16 x 16 of a 16-bit type (one 512-byte fractal)
+// or 32 x 32 of a 1-byte type (two 16 x 32 fractals stacked: rows 0-15 and 16-31, split back the same way
+// after the transpose, as the document's pseudo code load_data_with_transpose.py moves them). Square i is read from square startIndex + i * srcStride (minus
+// with addrMode 1; units of the square's size) and its fractal j written at byte
+//   i * (1 + dstGap) * 512 + j * (1 + dstFracGap) * 512       of dst.
+// dst 512-byte aligned in L0A / L0B, src 32-byte aligned in L1; repeatTimes 0 is a NOP. The 4-byte types
+// (two 16 x 8 fractals merged into a 16 x 16 square) stop the run: no modelled Mmad consumes them (float x
+// float is not modelled). int4b_t (L0B only) is not modelled.
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                  const LoadData2dTransposeParams &loadDataParams,
+                                  const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "LoadDataWithTranspose";
+  const Span d = dst.ModelSpan();
+  const Span s = src.ModelSpan();
+  RequireSpace(api, site, s, Space::kL1, "src");
+  if (d.space != Space::kL0A && d.space != Space::kL0B) {
+    Fail(api, site, std::string("dst ('") + d.buffer + "') must be in L0A (A2) or L0B (B2), not " + SpaceName(d.space));
+  }
+  constexpr Kind k = KindOf<T>();
+  const bool typeOk = k == Kind::kI8 || k == Kind::kU8 || k == Kind::kF16 || k == Kind::kBF16;
+  if (!typeOk) {
+    Fail(api, site, std::string("data type ") + KindName(k) +
+                        " is not modelled (int8_t, uint8_t, half, bfloat16_t are)");
+  }
+  const LoadData2dTransposeParams &p = loadDataParams;
+  RequireRange(api, site, "addrMode", p.addrMode, 0, 1);
+  RequireAlign(api, site, d, kFractalBytes, "dst");
+  RequireAlign(api, site, s, kBlockBytes, "src");
+  if (p.repeatTimes == 0) return;  // documented NOP
+  constexpr uint64_t e = sizeof(T);
+  constexpr uint64_t fractals = e == 1 ? 2 : 1;
+  constexpr uint64_t squareBytes = fractals * kFractalBytes;
+  std::vector<uint64_t> srcSquare(p.repeatTimes);
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    const int64_t q = p.addrMode == 0 ? int64_t(p.startIndex) + int64_t(i * p.srcStride)
+                                      : int64_t(p.startIndex) - int64_t(i * p.srcStride);
+    if (q < 0) Fail(api, site, "addrMode 1 counts squares below 0 at repeat " + Num(i));
+    srcSquare[i] = static_cast<uint64_t>(q) * squareBytes;
+  }
+  auto dstFractal = [&](uint64_t i, uint64_t j) {
+    return i * (1 + uint64_t(p.dstGap)) * kFractalBytes + j * (1 + uint64_t(p.dstFracGap)) * kFractalBytes;
+  };
+  RangeSet reads(s, Pipe::kMTE1, Access::kRead, api, site);
+  RangeSet writes(d, Pipe::kMTE1, Access::kWrite, api, site);
+  std::vector<uint64_t> outs;
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    reads.Add(srcSquare[i], squareBytes);
+    for (uint64_t j = 0; j < fractals; ++j) {
+      writes.Add(dstFractal(i, j), kFractalBytes);
+      outs.push_back(dstFractal(i, j));
+    }
+  }
+  std::sort(outs.begin(), outs.end());
+  for (size_t x = 1; x < outs.size(); ++x) {
+    if (outs[x] < outs[x - 1] + kFractalBytes) {
+      Fail(api, site, "dstGap / dstFracGap make transposed fractals overlap in dst (the document forbids it)");
+    }
+  }
+  reads.Normalize();
+  writes.Normalize();
+  reads.Report();
+  writes.Report();
+  const uint64_t edge = e == 1 ? 32 : 16;  // the square's side in elements
+  std::vector<uint8_t> in(squareBytes), sq(squareBytes), tr(squareBytes);
+  for (uint64_t i = 0; i < p.repeatTimes; ++i) {
+    std::memcpy(in.data(), s.host + srcSquare[i], squareBytes);
+    sq = in;  // row-major: 16-bit one fractal; 1-byte fractal 0 is rows 0-15, fractal 1 rows 16-31
+    for (uint64_t r = 0; r < edge; ++r) {
+      for (uint64_t c = 0; c < edge; ++c) std::memcpy(&tr[(r * edge + c) * e], &sq[(c * edge + r) * e], e);
+    }
+    for (uint64_t j = 0; j < fractals; ++j) {
+      std::memcpy(d.host + dstFractal(i, j), &tr[j * kFractalBytes], kFractalBytes);
+    }
+  }
+}
+
 namespace model_detail {
+// Element `i` of an int8_t or int4b_t operand (int4b_t: two per byte, element 2j in the low nibble).
+template <typename X>
+inline int32_t IntAt(const uint8_t *base, uint64_t i) {
+  if (ascend_model::IsInt4<X>()) {
+    const uint8_t nib = (base[i / 2] >> (4 * (i % 2))) & 0xF;
+    return (nib & 0x8) != 0 ? static_cast<int32_t>(nib) - 16 : nib;
+  }
+  return static_cast<int8_t>(base[i]);
+}
+
 // The Mmad computation of both overloads, on M. `bias` (nullptr: none) is the BiasTable span of the
 // overload with a bias tensor: C(i, j) starts from bias[j] instead of 0 or the L0C contents.
 template <typename T, typename U, typename S>
@@ -244,8 +399,11 @@ inline void MmadCompute(const char *api, const ascend_model::Site &site, const L
   RequireRange(api, site, "k", p.k, 0, 4095);
   if (p.m == 0 || p.n == 0 || p.k == 0) return;  // documented NOP
   constexpr Kind kc = KindOf<T>(), ka = KindOf<U>(), kb = KindOf<S>();
-  if (!(kc == Kind::kF32 && ka == kb && (ka == Kind::kF16 || ka == Kind::kBF16))) {
-    Fail(api, site, std::string("the model supports half x half and bfloat16_t x bfloat16_t into float, not ") +
+  constexpr bool isInt4 = IsInt4<U>() && IsInt4<S>();
+  constexpr bool isInt = kc == Kind::kI32 && ((ka == Kind::kI8 && kb == Kind::kI8) || isInt4);
+  if (!(kc == Kind::kF32 && ka == kb && (ka == Kind::kF16 || ka == Kind::kBF16)) && !isInt) {
+    Fail(api, site, std::string("the model supports half x half and bfloat16_t x bfloat16_t into float, int8_t x "
+                                "int8_t and int4b_t x int4b_t into int32_t, not ") +
                         KindName(ka) + " x " + KindName(kb) + " into " + KindName(kc));
   }
   if (p.unitFlag != 0) Fail(api, site, "unitFlag = " + Num(p.unitFlag) + " is not modelled (use 0)");
@@ -254,25 +412,61 @@ inline void MmadCompute(const char *api, const ascend_model::Site &site, const L
   RequireAlign(api, site, b, kFractalBytes, "filter");
 
   const uint64_t m = p.m, n = p.n, k = p.k;
-  const uint64_t m1 = (m + 15) / 16, n1 = (n + 15) / 16, k1 = (k + 15) / 16;
+  // K0 (c0): 32 bytes of the input type, 16 for 16-bit, 32 for 8-bit and 64 for int4b_t inputs
+  // ("关键分形格式详解"; Mmad.md: a 16 x 64 int4b_t fractal is 512 bytes).
+  constexpr uint64_t c0 = isInt4 ? 64 : kBlockBytes / sizeof(U);
+  const uint64_t m1 = (m + 15) / 16, n1 = (n + 15) / 16, k1 = (k + c0 - 1) / c0;
   const bool gemv = m == 1;
   RangeSet readA(a, Pipe::kM, Access::kRead, api, site);
   RangeSet readB(b, Pipe::kM, Access::kRead, api, site);
   RangeSet readC(c, Pipe::kM, Access::kRead, api, site);
   RangeSet writeC(c, Pipe::kM, Access::kWrite, api, site);
-  readA.Add(0, gemv ? k * sizeof(U) : m1 * k1 * kFractalBytes);
+  readA.Add(0, gemv ? BytesOf<U>(k) : m1 * k1 * kFractalBytes);
   readB.Add(0, k1 * n1 * kFractalBytes);
-  writeC.Add(0, n1 * m1 * 256 * sizeof(float));
-  if (accumulate) readC.Add(0, n1 * m1 * 256 * sizeof(float));
+  writeC.Add(0, n1 * m1 * 256 * sizeof(T));
+  if (accumulate) readC.Add(0, n1 * m1 * 256 * sizeof(T));
   readA.Report();
   readB.Report();
   readC.Report();
   if (bias != nullptr) {  // the 1 x N bias row, n floats
     RangeSet readBias(*bias, Pipe::kM, Access::kRead, api, site);
-    readBias.Add(0, n * sizeof(float));
+    readBias.Add(0, n * sizeof(T));
     readBias.Report();
   }
   writeC.Report();
+
+  if constexpr (isInt) {
+    // int8_t x int8_t -> int32_t: exact integer products summed in k order; a sum outside int32_t stops the
+    // run (the documents do not say whether it wraps or saturates).
+    for (uint64_t i = 0; i < m1 * 16; ++i) {
+      for (uint64_t j = 0; j < n1 * 16; ++j) {
+        uint8_t *out = c.host + (((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16) * sizeof(int32_t);
+        int32_t init = 0;
+        if (accumulate) std::memcpy(&init, out, sizeof(int32_t));
+        int64_t acc = init;
+        if (i < m && j < n) {
+          if (bias != nullptr) {
+            int32_t bj;
+            std::memcpy(&bj, bias->host + j * sizeof(int32_t), sizeof(int32_t));
+            acc = bj;
+          }
+          for (uint64_t kk = 0; kk < k; ++kk) {
+            const uint64_t at = gemv ? kk : ((i / 16) * k1 + kk / c0) * (16 * c0) + (i % 16) * c0 + kk % c0;
+            const uint64_t bt = ((kk / c0) * n1 + j / 16) * (16 * c0) + (j % 16) * c0 + kk % c0;
+            acc += static_cast<int64_t>(IntAt<U>(a.host, at)) * IntAt<S>(b.host, bt);
+          }
+          if (acc < INT32_MIN || acc > INT32_MAX) {
+            Fail(api, site, "C(" + Num(i) + ", " + Num(j) + ") = " + std::to_string(acc) +
+                                " overflows int32_t (not documented: wrap or saturate)");
+          }
+        }
+        const int32_t v = static_cast<int32_t>(acc);
+        std::memcpy(out, &v, sizeof(int32_t));
+      }
+    }
+    CountCubeFractalMacs(m1 * n1 * k1);
+    return;
+  } else {
 
   // Decode A row-major [m][k] and B column-major [n][k] once; products of 16-bit floats are exact
   // in fp32, the sums run in fp32 in k order.
@@ -306,6 +500,7 @@ inline void MmadCompute(const char *api, const ascend_model::Site &site, const L
     }
   }
   CountCubeFractalMacs(m1 * n1 * k1);
+  }
 }
 }  // namespace model_detail
 
@@ -350,8 +545,9 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
                         SpaceName(bs.space));
   }
   RequireAlign(api, site, bs, 64, "bias");
-  if (KindOf<V>() != Kind::kF32) {
-    Fail(api, site, std::string("bias must be float with half or bfloat16_t inputs (table 8), not ") +
+  if (KindOf<V>() != KindOf<T>()) {
+    Fail(api, site, std::string("bias must have dst's type (table 8: float with half or bfloat16_t inputs, int32_t "
+                                "with int8_t), not ") +
                         KindName(KindOf<V>()));
   }
   const MmadParams &p = mmadParams;
@@ -361,71 +557,6 @@ inline void Mmad(const LocalTensor<T> &dst, const LocalTensor<U> &fm, const Loca
   }
   if (p.isBias) Fail(api, site, "isBias (deprecated) with a bias tensor is not documented: leave it false");
   model_detail::MmadCompute(api, site, dst, fm, filter, &bs, p, false);
-}
-
-// L0C (CO1) -> GM with NZ -> ND (the default CFG_ROW_MAJOR), on FIX. Result (m, n) of ND matrix i is
-// read from element i * srcNdStride * 256 + (n / 16) * srcStride * 16 + m * 16 + n % 16 of src
-// (srcStride counts 16-element rows: the 16-rounded M of the NZ matrix) and written to element
-// i * dstNdStride + m * dstStride + n of dst, for m < mSize, n < nSize.
-template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &intriParams,
-                    const ascend_model::Site &site = ascend_model::Site()) {
-  using namespace ascend_model;
-  using namespace ascend_model::ops;
-  const char *api = "Fixpipe(L0C->GM, FixpipeParamsV220)";
-  const Span d = dst.ModelSpan();
-  const Span s = src.ModelSpan();
-  RequireSpace(api, site, d, Space::kGM, "dst");
-  RequireSpace(api, site, s, Space::kL0C, "src");
-  if (config.format != CO2Layout::ROW_MAJOR) Fail(api, site, "only CFG_ROW_MAJOR (NZ -> ND) is modelled");
-  const FixpipeParamsV220 &p = intriParams;
-  if (p.nSize == 0 || p.mSize == 0 || p.ndNum == 0) return;  // documented NOP
-  RequireRange(api, site, "nSize", p.nSize, 0, 4095);
-  if (p.nSize % 16 != 0) Fail(api, site, "nSize = " + Num(p.nSize) + " must be a multiple of 16");
-  RequireRange(api, site, "mSize", p.mSize, 0, 8192);
-  if (p.dstStride == 0) Fail(api, site, "dstStride must not be 0 (elements per ND row)");
-  RequireRange(api, site, "srcNdStride", p.srcNdStride, 0, 512);
-  if (p.unitFlag != 0) Fail(api, site, "unitFlag = " + Num(p.unitFlag) + " is not modelled (use 0)");
-  if (p.isChannelSplit) Fail(api, site, "isChannelSplit cannot be combined with NZ -> ND");
-  constexpr Kind kd = KindOf<T>(), ks = KindOf<U>();
-  const bool ok = ks == Kind::kF32 && ((kd == Kind::kF32 && p.quantPre == NoQuant) ||
-                                       (kd == Kind::kF16 && p.quantPre == F322F16) ||
-                                       (kd == Kind::kBF16 && p.quantPre == F322BF16));
-  if (!ok) {
-    Fail(api, site, std::string("quantPre ") + Num(static_cast<uint64_t>(p.quantPre)) + " from " + KindName(ks) +
-                        " to " + KindName(kd) +
-                        " is not modelled (float: NoQuant, half: F322F16, bfloat16_t: F322BF16)");
-  }
-  RequireAlign(api, site, s, 64, "src");
-
-  const uint64_t groups = p.nSize / 16;
-  RangeSet reads(s, Pipe::kFIX, Access::kRead, api, site);
-  RangeSet writes(d, Pipe::kFIX, Access::kWrite, api, site);
-  for (uint64_t i = 0; i < p.ndNum; ++i) {
-    const uint64_t srcBase = i * p.srcNdStride * 256;
-    for (uint64_t g = 0; g < groups; ++g) {
-      reads.Add((srcBase + g * p.srcStride * 16) * sizeof(U), p.mSize * 16 * sizeof(U));
-    }
-    for (uint64_t r = 0; r < p.mSize; ++r) {
-      writes.Add((i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T), p.nSize * sizeof(T));
-    }
-  }
-  reads.Report();
-  writes.Report();
-  std::vector<uint8_t> row(p.nSize * sizeof(T));
-  for (uint64_t i = 0; i < p.ndNum; ++i) {
-    for (uint64_t r = 0; r < p.mSize; ++r) {
-      for (uint64_t col = 0; col < p.nSize; ++col) {
-        const uint64_t at = i * p.srcNdStride * 256 + (col / 16) * p.srcStride * 16 + r * 16 + col % 16;
-        float v;
-        std::memcpy(&v, s.host + at * sizeof(U), sizeof(float));
-        if (p.reluEn && v < 0.0f) v = 0.0f;
-        StoreFloat<T>(row.data() + col * sizeof(T), v, Rounding::kRint);
-      }
-      StoreGm(d.host + (i * p.dstNdStride + r * static_cast<uint64_t>(p.dstStride)) * sizeof(T), row.data(),
-              row.size(), sizeof(T), api, site);
-    }
-  }
 }
 
 }  // namespace AscendC

@@ -196,20 +196,59 @@ inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, cons
     Fail(api, site, std::string("dst ('") + d.buffer + "') must be in UB or L1, not " + SpaceName(d.space));
   }
   ops::RequireSpace(api, site, s, Space::kGM, "src");
-  model_detail::ContiguousCopy(api, site, d, s, count, sizeof(T), Pipe::kMTE2);
+  // int4b_t: `count` elements are count / 2 bytes (an odd count stops the run).
+  model_detail::ContiguousCopy(api, site, d, s, OffsetBytes<T>(count, api) / sizeof(T), sizeof(T), Pipe::kMTE2);
 }
 
-// UB -> GM, `count` elements (MTE3).
+// GM -> UB or L1 (A1/B1/C1) with DataCopyParams (MTE2), as "DataCopy（GMToL1高维切分数据搬运）" and
+// "DataCopy（GM与UB高维切分数据搬运）" document it for A2/A3 (any element size: b8 to b64, e.g. the uint64_t
+// quantisation words of Fixpipe): blockCount blocks of blockLen 32-byte DataBlocks; srcGap / dstGap are
+// DataBlocks from one block's end to the next one's start. Block i is read from
+//   src + i * (blockLen + srcGap) * 32   and written to   dst + i * (blockLen + dstGap) * 32   (bytes).
+// blockCount in [0, 4095], blockLen in [0, 65535], either 0 a NOP; dst 32-byte aligned.
+template <typename T>
+inline void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const DataCopyParams &repeatParams,
+                     const ascend_model::Site &site = ascend_model::Site()) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "DataCopy(GM->local, DataCopyParams)";
+  const Span d = dst.ModelSpan();
+  const Span s = src.ModelSpan();
+  if (d.space != Space::kUB && d.space != Space::kL1) {
+    Fail(api, site, std::string("dst ('") + d.buffer + "') must be in UB or L1, not " + SpaceName(d.space));
+  }
+  RequireSpace(api, site, s, Space::kGM, "src");
+  const DataCopyParams &p = repeatParams;
+  RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
+  if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP
+  RequireAlign(api, site, d, kBlockBytes, "dst");
+  const uint64_t len = static_cast<uint64_t>(p.blockLen) * kBlockBytes;
+  const uint64_t srcPitch = len + static_cast<uint64_t>(p.srcGap) * kBlockBytes;
+  const uint64_t dstPitch = len + static_cast<uint64_t>(p.dstGap) * kBlockBytes;
+  RangeSet reads(s, Pipe::kMTE2, Access::kRead, api, site);
+  RangeSet writes(d, Pipe::kMTE2, Access::kWrite, api, site);
+  for (uint64_t i = 0; i < p.blockCount; ++i) {
+    reads.Add(i * srcPitch, len);
+    writes.Add(i * dstPitch, len);
+  }
+  reads.Report();
+  writes.Report();
+  for (uint64_t i = 0; i < p.blockCount; ++i) std::memmove(d.host + i * dstPitch, s.host + i * srcPitch, len);
+}
+
+// UB -> GM, or L1 -> GM on the Cube core ("DataCopy（L1ToGM连续数据搬运）": src 32-byte aligned, dst 1-byte,
+// count * sizeof(T) rounded down to 32 bytes as the document says), `count` elements (MTE3). Both stores
+// take the core's atomic state.
 template <typename T>
 inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t count,
                      const ascend_model::Site &site = ascend_model::Site()) {
   using namespace ascend_model;
-  const char *api = "DataCopy(UB->GM, count)";
   const Span d = dst.ModelSpan();
   const Span s = src.ModelSpan();
+  const char *api = s.space == Space::kL1 ? "DataCopy(L1->GM, count)" : "DataCopy(UB->GM, count)";
   ops::RequireSpace(api, site, d, Space::kGM, "dst");
-  ops::RequireSpace(api, site, s, Space::kUB, "src");
-  model_detail::ContiguousCopy(api, site, d, s, count, sizeof(T), Pipe::kMTE3);
+  if (s.space != Space::kL1) ops::RequireSpace(api, site, s, Space::kUB, "src");
+  model_detail::ContiguousCopy(api, site, d, s, OffsetBytes<T>(count, api) / sizeof(T), sizeof(T), Pipe::kMTE3);
 }
 
 namespace model_detail {
@@ -224,7 +263,8 @@ namespace model_detail {
 //     between one block's end and the next block's start: block i is read from
 //       src + i * (blockLen * 64 + srcGap * 32)   and written to   dst + i * (blockLen * 64 * r + dstGap * 64)
 //     (bytes, r = 2 for half -> float, else 1). A write past the BiasTable buffer stops the run.
-// Other local -> local paths (UB -> UB, UB <-> L1, L1 -> Fixpipe Buffer) stop the run as not modelled.
+// L1 (C1) -> Fixpipe Buffer (C2PIPE2GM): see the branch below. Other local -> local paths (UB -> UB,
+// UB <-> L1) stop the run as not modelled.
 template <typename T, typename U>
 inline void LocalCopy(const char *api, const ascend_model::Site &site, const LocalTensor<T> &dst,
                       const LocalTensor<U> &src, const DataCopyParams &p) {
@@ -232,10 +272,41 @@ inline void LocalCopy(const char *api, const ascend_model::Site &site, const Loc
   using namespace ascend_model::ops;
   const Span d = dst.ModelSpan();
   const Span s = src.ModelSpan();
+  if (s.space == Space::kL1 && d.space == Space::kFB) {
+    // "DataCopy（L1ToFixpipe-Buffer数据搬运）" (A2/A3), on FIX (dav_c220 DataCopyL12FBImpl is
+    // __inout_pipe__(FIX)): src and dst uint64_t; dst 128-byte, src 32-byte aligned; blockCount in
+    // [0, 4095] and blockLen in [0, 65535] (0: NOP); blockLen counts 128-byte units; srcGap (32-byte units)
+    // and dstGap (128-byte units) run from one block's head to the next one's head (0: every block reads
+    // the first source block / overwrites the first destination block):
+    //   block i: src + i * srcGap * 32  ->  dst + i * dstGap * 128   (bytes)
+    if (!std::is_same<T, uint64_t>::value || !std::is_same<U, uint64_t>::value) {
+      Fail(api, site, "L1 -> Fixpipe Buffer copies uint64_t to uint64_t only (the document's data types)");
+    }
+    RequireRange(api, site, "blockCount", p.blockCount, 0, 4095);
+    RequireAlign(api, site, d, 128, "dst");
+    RequireAlign(api, site, s, kBlockBytes, "src");
+    if (p.blockCount == 0 || p.blockLen == 0) return;  // documented NOP
+    const uint64_t len = static_cast<uint64_t>(p.blockLen) * 128;
+    RangeSet reads(s, Pipe::kFIX, Access::kRead, api, site);
+    RangeSet writes(d, Pipe::kFIX, Access::kWrite, api, site);
+    std::vector<std::pair<uint64_t, uint64_t>> blocks;  // (src, dst) byte offsets
+    for (uint64_t i = 0; i < p.blockCount; ++i) {
+      blocks.emplace_back(i * p.srcGap * kBlockBytes, i * p.dstGap * 128);
+      reads.Add(blocks.back().first, len);
+      writes.Add(blocks.back().second, len);
+    }
+    reads.Normalize();
+    writes.Normalize();
+    reads.Report();
+    writes.Report();
+    for (const auto &b : blocks) std::memmove(d.host + b.second, s.host + b.first, len);
+    return;
+  }
   if (!(s.space == Space::kL1 && d.space == Space::kBT)) {
     Fail(api, site, std::string("local -> local copy from ") + SpaceName(s.space) + " ('" + s.buffer + "') to " +
                         SpaceName(d.space) + " ('" + d.buffer +
-                        "') is not modelled (only L1 (C1) -> BiasTable Buffer (C2) is)");
+                        "') is not modelled (only L1 (C1) -> BiasTable Buffer (C2) and L1 -> Fixpipe Buffer "
+                        "(C2PIPE2GM) are)");
   }
   constexpr Kind kd = KindOf<T>(), ks = KindOf<U>();
   constexpr bool convert = kd == Kind::kF32 && ks == Kind::kF16;
@@ -297,6 +368,19 @@ inline void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, const
   using namespace ascend_model;
   const char *api = "DataCopy(local->local, count)";
   const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+  if (dst.ModelSpan().space == Space::kFB) {
+    // L1 -> Fixpipe Buffer: one block of count * 8 / 128 128-byte units; the model stops the run on a
+    // count * sizeof(T) that is not a multiple of 128 bytes (the rest would silently not be copied).
+    if (bytes % 128 != 0) {
+      Fail(api, site, "count * sizeof(T) = " + ops::Num(bytes) +
+                          " bytes is not a multiple of 128: the copy to the Fixpipe Buffer moves 128-byte units");
+    }
+    DataCopyParams fp;
+    fp.blockCount = 1;
+    fp.blockLen = static_cast<uint16_t>(bytes / 128);
+    model_detail::LocalCopy(api, site, dst, src, fp);
+    return;
+  }
   if (bytes % 64 != 0) {
     Fail(api, site, "count * sizeof(T) = " + ops::Num(bytes) +
                         " bytes is not a multiple of 64: the copy moves 64-byte units and would drop the rest");

@@ -7,7 +7,7 @@
 //   ops_vector_reduce.h  WholeReduceMax/Min/Sum, BlockReduceMax/Min/Sum, PairReduceSum, their 9.1.0 names
 //                        ReduceRepeat / ReduceDataBlock / ReducePairElem (ReduceType), ReduceMax / ReduceMin /
 //                        ReduceSum
-//   ops_vector_cast.h    Cast (every A2/A3 pair of the Cast document but int4b_t and int32_t -> half)
+//   ops_vector_cast.h    Cast (every A2/A3 pair of the Cast document, half <-> int4b_t included, but int32_t -> half)
 //   ops_vector_cmpsel.h  Compare, Compares / CompareScalar, GetCmpMask, SetCmpMask, Select, GatherMask
 //   ops_vector_layout.h  Brcb, Copy (UB -> UB), Transpose (16 x 16 and NCHW <-> NHWC); TransDataTo5HD and
 //                        Gatherb declared, not modelled

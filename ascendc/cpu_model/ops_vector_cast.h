@@ -14,8 +14,7 @@
 //   half -> int16_t, half -> int32_t, bfloat16_t -> int32_t, float -> int16_t, float -> int32_t,
 //   float -> int64_t, float -> bfloat16_t, float -> float, int64_t -> float R F C Ro T
 //   float -> half                                                          R F C Ro T ODD NONE
-// Not modelled (the run stops): the int4b_t pairs (the model has no int4b_t) and int32_t -> half
-// (it needs SetDeqScale). Any other pair or mode is not supported on A2/A3 and stops the run.
+// half <-> int4b_t: see CastInt4. Not modelled (the run stops): int32_t -> half (it needs SetDeqScale). Any other pair or mode is not supported on A2/A3 and stops the run.
 // Assumptions: NaN converts to integer 0 (undocumented); inf saturates like any out-of-range value;
 // floating results keep inf / NaN (see ops_vector_common.h); src and dst may share memory only when they
 // start at the same address and have the same element size (Cast.md warns that widening in place gives
@@ -148,10 +147,114 @@ inline void CastLane(const char *api, const Site &site, uint8_t *d, const uint8_
   }
 }
 
+// half <-> int4b_t (Cast.md, A2/A3 tables: half -> int4b_t in CAST_RINT / FLOOR / CEIL / ROUND / TRUNC /
+// NONE (= RINT), saturated to [-8, 7]; int4b_t -> half CAST_NONE, exact). A repeat is 128 lanes (256 bytes
+// of half, 64 bytes of int4b_t); an int4b_t operand's block of 32 bytes holds 64 lanes, lane 2i in the low
+// nibble of its byte (see int4b_t). As documented, the enabled lanes must come in pairs (2i, 2i + 1: a
+// count, a continuous mask and each bit pair of a bit mask even); src and dst must not share memory (an
+// assumption: the in-place forms are not modelled).
+template <typename T, typename U>
+inline void CastInt4(const Site &site, const LocalTensor<T> &dst, const LocalTensor<U> &src,
+                     const RoundMode &roundMode, const MaskPlan &plan, uint64_t dstBlk, uint64_t srcBlk,
+                     uint64_t dstRep, uint64_t srcRep) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  const char *api = "Cast";
+  constexpr bool toInt4 = IsInt4<T>();
+  using H = typename std::conditional<toInt4, U, T>::type;  // the half side
+  if (!std::is_same<H, ::half>::value || (IsInt4<T>() && IsInt4<U>())) {
+    Fail(api, site, std::string("int4b_t converts only from / to half on A2/A3"));
+  }
+  const unsigned allowed = toInt4 ? (kRFCRoT | kNone) : kNone;
+  if ((allowed & ModeBit(roundMode)) == 0) {
+    Fail(api, site, std::string("RoundMode ") + Num(static_cast<uint64_t>(roundMode)) + " is not supported for " +
+                        (toInt4 ? "half -> int4b_t" : "int4b_t -> half") + " on A2/A3");
+  }
+  const Rounding r = RoundingOf(roundMode);
+  const Span d = dst.ModelSpan(), sp = src.ModelSpan();
+  RequireUb(api, site, d, "dst", kBlockBytes);
+  RequireUb(api, site, sp, "src", kBlockBytes);
+  if (plan.Empty()) return;
+  if (dstBlk == 0) Fail(api, site, "dstBlkStride must not be 0 (undefined on hardware)");
+  for (uint64_t rr = 0; rr < plan.repeats; ++rr) {
+    const LaneMask mask = plan.Of(rr);
+    for (uint64_t lane = 0; lane + 1 < plan.lanes; lane += 2) {
+      if (mask.Enabled(lane) != mask.Enabled(lane + 1)) {
+        Fail(api, site, "with int4b_t the enabled lanes must come in pairs (2i, 2i + 1): lane " + Num(lane) +
+                            " and " + Num(lane + 1) + " of repeat " + Num(rr) + " differ (documented)");
+      }
+    }
+  }
+  // Byte offset of lane `lane` of repeat `rr`: the half side as any 2-byte operand; the int4b_t side 64
+  // lanes per 32-byte block.
+  auto halfAt = [&](uint64_t rr, uint64_t lane, uint64_t blk, uint64_t rep) {
+    return LaneOffset(rr, lane, 2, blk, rep);
+  };
+  auto int4At = [&](uint64_t rr, uint64_t lane, uint64_t blk, uint64_t rep) {
+    return (rr * rep + (lane / 64) * blk) * kBlockBytes + (lane % 64) / 2;
+  };
+  const uint64_t hBlk = toInt4 ? srcBlk : dstBlk, hRep = toInt4 ? srcRep : dstRep;
+  const uint64_t qBlk = toInt4 ? dstBlk : srcBlk, qRep = toInt4 ? dstRep : srcRep;
+  const Span &hs = toInt4 ? sp : d;
+  const Span &qs = toInt4 ? d : sp;
+  RangeSet hr(hs, Pipe::kV, toInt4 ? Access::kRead : Access::kWrite, api, site);
+  RangeSet qr(qs, Pipe::kV, toInt4 ? Access::kWrite : Access::kRead, api, site);
+  for (uint64_t rr = 0; rr < plan.repeats; ++rr) {
+    const LaneMask mask = plan.Of(rr);
+    for (uint64_t lane = 0; lane < plan.lanes; lane += 2) {
+      if (!mask.Enabled(lane)) continue;
+      hr.Add(halfAt(rr, lane, hBlk, hRep), 4);
+      qr.Add(int4At(rr, lane, qBlk, qRep), 1);
+    }
+  }
+  hr.Normalize();
+  qr.Normalize();
+  for (const auto &a : hr.ranges()) {
+    for (const auto &b : qr.ranges()) {
+      if (HostOverlap(hs.host + a.first, a.second - a.first, qs.host + b.first, b.second - b.first)) {
+        Fail(api, site, "src and dst share memory: an int4b_t Cast in place is not modelled");
+      }
+    }
+  }
+  if (toInt4) {
+    hr.Report();
+    qr.Report();
+  } else {
+    qr.Report();
+    hr.Report();
+  }
+  for (uint64_t rr = 0; rr < plan.repeats; ++rr) {
+    const LaneMask mask = plan.Of(rr);
+    for (uint64_t lane = 0; lane < plan.lanes; lane += 2) {
+      if (!mask.Enabled(lane)) continue;
+      uint8_t *q = qs.host + int4At(rr, lane, qBlk, qRep);
+      uint8_t *h = hs.host + halfAt(rr, lane, hBlk, hRep);
+      if (toInt4) {
+        uint8_t byte = 0;
+        for (int i = 0; i < 2; ++i) {
+          const double v = LoadReal<::half>(h + 2 * i);
+          byte |= static_cast<uint8_t>(RoundToInt(v, r, -8, 7) & 0xF) << (4 * i);
+        }
+        *q = byte;
+      } else {
+        for (int i = 0; i < 2; ++i) {
+          const uint8_t nib = (*q >> (4 * i)) & 0xF;
+          const int v = (nib & 0x8) != 0 ? static_cast<int>(nib) - 16 : nib;
+          StoreReal<::half>(h + 2 * i, static_cast<double>(v));
+        }
+      }
+    }
+  }
+  CountVectorRepeats(plan.repeats);
+}
+
 template <typename T, typename U>
 inline void CastVector(const Site &site, const LocalTensor<T> &dst, const LocalTensor<U> &src,
                        const RoundMode &roundMode, const MaskPlan &plan, uint64_t dstBlk, uint64_t srcBlk,
                        uint64_t dstRep, uint64_t srcRep) {
+  if constexpr (ascend_model::IsInt4<T>() || ascend_model::IsInt4<U>()) {
+    CastInt4(site, dst, src, roundMode, plan, dstBlk, srcBlk, dstRep, srcRep);
+  } else {
   const char *api = "Cast";
   constexpr unsigned allowed = CastModes<T, U>();
   if (std::is_same<U, int32_t>::value && std::is_same<T, ::half>::value) {
@@ -166,6 +269,7 @@ inline void CastVector(const Site &site, const LocalTensor<T> &dst, const LocalT
   const Operand s[1] = {MakeOperand("src", src, srcBlk, srcRep)};
   Elementwise(api, site, d, s, 1, plan, "dstBlkStride", nullptr,
               [&](uint8_t *dp, const uint8_t *const *sp) { CastLane<T, U>(api, site, dp, sp[0], r); });
+  }
 }
 
 template <typename T, typename U>
@@ -200,8 +304,11 @@ template <typename T, typename U>
 inline void Cast(const LocalTensor<T> &dst, const LocalTensor<U> &src, const RoundMode &roundMode,
                  const uint32_t count, const ascend_model::Site &site = ascend_model::Site()) {
   constexpr uint64_t wide = model_vec::WiderBytes<T, U>();
-  model_vec::CastVector(site, dst, src, roundMode, model_vec::PlanCount("Cast", site, true, count, wide), 1, 1,
-                        8 * sizeof(T) / wide, 8 * sizeof(U) / wide);
+  // An int4b_t operand's repeat is 128 lanes of half a byte: 2 blocks.
+  constexpr uint64_t dRep = ascend_model::IsInt4<T>() ? 2 : 8 * sizeof(T) / wide;
+  constexpr uint64_t sRep = ascend_model::IsInt4<U>() ? 2 : 8 * sizeof(U) / wide;
+  model_vec::CastVector(site, dst, src, roundMode, model_vec::PlanCount("Cast", site, true, count, wide), 1, 1, dRep,
+                        sRep);
 }
 
 }  // namespace AscendC

@@ -24,7 +24,11 @@
 //     two AIVs of an AI core; mode 2: an AIC set counts once on each of its two AIVs, the AIC's
 //     counter once both AIVs have set. Counters hold 0-15. SyncAll is built from these (flags 11-14)
 //     or, soft, from a GM workspace the participants count in;
-//   * atomic DMA stores (SetAtomicAdd, ...) of one operation and type need no order among themselves.
+//   * atomic DMA stores (SetAtomicAdd, ...) of one operation and type need no order among themselves;
+//   * blocks through GM (sync_block.h, section "blocks through GM" below): IBSet -> IBWait, NotifyNextBlock ->
+//     the next block's WaitPreBlock, GroupBarrier Arrive -> Wait (and Wait -> the next round's Arrive), and a
+//     poll (ReadGmByPassDCache) of another core's WriteGmByPassDCache, which publishes its scalar GM writes
+//     only up to its last DataSyncBarrier<DDR / ALL>.
 // Scalar accesses (GetValue/SetValue) are on PIPE_S: ordering them against a pipe needs S_V, V_S, ...
 //
 // The compiler's auto-sync (--cce-auto-sync, on by default for <<<>>> launches, kernel-launch and custom
@@ -64,6 +68,7 @@
 #include <vector>
 
 #include "runtime_api.h"  // first: it exports the model's declarations (model_hooks.h too)
+#include "sync_block.h"   // DataSyncBarrier, IBSet / IBWait, WaitPreBlock, GroupBarrier, ... (exported too)
 #define ASCEND_MODEL_RUNTIME_ONLY
 #include "tikicpulib.h"
 #include "machine.h"
@@ -102,6 +107,7 @@ uint32_t Capacity(Space s) {
     case Space::kL0B: return 64 * 1024;
     case Space::kL0C: return 128 * 1024;
     case Space::kBT: return 1024;
+    case Space::kFB: return 2048;  // Fixpipe Buffer 2 KB (same table)
     default: return 0;
   }
 }
@@ -193,8 +199,11 @@ bool PipeOnCore(Pipe p, bool aic) {
   switch (p) {
     case Pipe::kS:
     case Pipe::kMTE2: return true;
-    case Pipe::kV:
-    case Pipe::kMTE3: return !aic;
+    case Pipe::kV: return !aic;
+    // MTE3 on the Cube core too: DataCopy L1 -> GM ("DataCopy（L1ToGM连续数据搬运）", A2/A3). The document does not
+    // name the pipe; CANN's dav_c220 implementation issues the copy on MTE3, and its example
+    // (set_atomic_deterministic_computation) synchronises it with MTE2_MTE3 / MTE3_S on the AIC.
+    case Pipe::kMTE3: return true;
     case Pipe::kM:
     case Pipe::kMTE1:
     case Pipe::kFIX: return aic;
@@ -209,12 +218,18 @@ bool PathAllowed(Space s, Pipe p, Access a) {
     case Space::kGM: return p == Pipe::kS || (p == Pipe::kMTE2 && rd) || (p == Pipe::kMTE3 && !rd) ||
                             (p == Pipe::kFIX && !rd);
     case Space::kUB: return p == Pipe::kS || p == Pipe::kV || (p == Pipe::kMTE2 && !rd) || (p == Pipe::kMTE3 && rd);
-    case Space::kL1: return (p == Pipe::kMTE2 && !rd) || (p == Pipe::kMTE1 && rd) || (p == Pipe::kFIX && !rd);
+    // FIX reads L1 for DataCopy L1 -> Fixpipe Buffer and Fixpipe's cbufWorkspace (quantisation words), MTE3
+    // for DataCopy L1 -> GM.
+    case Space::kL1: return (p == Pipe::kMTE2 && !rd) || (p == Pipe::kMTE1 && rd) || p == Pipe::kFIX ||
+                            (p == Pipe::kMTE3 && rd);
     case Space::kL0A:
     case Space::kL0B: return (p == Pipe::kMTE1 && !rd) || (p == Pipe::kMTE2 && !rd) || (p == Pipe::kM && rd);
     case Space::kL0C: return p == Pipe::kM || (p == Pipe::kFIX && rd);
     // Written by DataCopy L1 -> BiasTable (MTE1, dav_c220 DataCopyL12BTImpl), read by Mmad (M).
     case Space::kBT: return (p == Pipe::kMTE1 && !rd) || (p == Pipe::kM && rd);
+    // Written by DataCopy L1 -> Fixpipe Buffer and read by Fixpipe / DataCopy L0C -> GM, both on FIX
+    // (dav_c220 DataCopyL12FBImpl is __inout_pipe__(FIX)).
+    case Space::kFB: return p == Pipe::kFIX;
   }
   return false;
 }
@@ -306,6 +321,25 @@ struct QueueState {
   std::deque<int> fifo;
   Site site;
   int siblings = 0;  // buffers of earlier queues at the same position
+  // TPipe::Destroy / Reset, TBufPool (see "TPipe lifetime and TBufPool" below).
+  const void *pipe = nullptr;  // the TPipe that owns the buffers
+  bool released = false;       // its TPipe (or custom pool) released the buffers
+  std::string releasedBy;
+  uint8_t customNum = 0;  // a custom pool's queue: the buffers InitStartBufHandle named
+};
+
+// A TBufPool (or EXTERN_IMPL_BUFPOOL pool): [start, start + len) of one memory, handing out buffers from cur.
+struct PoolState {
+  AscendC::TPosition pos;
+  Space space;
+  uint32_t start = 0, len = 0, cur = 0;
+  uint32_t bufIds = 0, usedIds = 0;
+  bool custom = false;
+  const void *pipe = nullptr;
+  bool reset = false, released = false;
+  Site site, resetSite;
+  std::vector<QueueState *> queues;
+  std::vector<const LocalBuffer *> placed;  // a custom pool's buffers (InitBufHandle)
 };
 
 namespace {
@@ -327,10 +361,21 @@ struct ThreadCtx {
   std::map<std::tuple<int, int, uint64_t, uint64_t>, const LocalBuffer *> staticBuffers;
   std::map<uintptr_t, int32_t> softSyncRounds;  // soft SyncAll rounds done, by gmWorkspace
   int kernelType = -1;                          // KERNEL_TASK_TYPE_DEFAULT, -1: none declared
-  Region *local[7] = {nullptr};  // by Space
-  uint32_t used[7] = {0};
+  Region *local[8] = {nullptr};  // by Space
+  uint32_t used[8] = {0};
   std::deque<LocalBuffer> buffers;
   std::deque<QueueState> queues;
+  // TPipe lifetime: the memory each TPipe took ([start, end) per Space), its buffers, its destroyed state;
+  // the pools.
+  struct PipeRange {
+    int space;
+    uint32_t start, end;
+    const void *pipe;
+  };
+  std::vector<PipeRange> pipeRanges;
+  std::vector<std::pair<const void *, LocalBuffer *>> pipeBuffers;
+  std::map<const void *, Site> destroyedPipes;
+  std::deque<PoolState> pools;
   FlagState flags[static_cast<int>(HardEvent::MAX)][kEventIds];
   uint8_t allocatedEvents[static_cast<int>(HardEvent::MAX)] = {0};
   uint32_t epoch[kPipes] = {0};  // PipeBarrier<P> calls so far, by pipe
@@ -345,6 +390,44 @@ struct ThreadCtx {
   const CrossQueue *waitQueue = nullptr;  // what a blocked thread waits on
   std::string waitWhat;                   // "CrossCoreWaitFlag(3)", "SyncAll", ...
   Site waitSite;
+  // Scalar GM accesses that bypass the DCache (sync_block.h): the S clock at the last DataSyncBarrier<DDR /
+  // ALL> (what a later WriteGmByPassDCache publishes), the newest bypass write seen per writer agent (its
+  // record), and the polls since the machine last made progress.
+  Clock dsbRelease;
+  std::map<int, uint32_t> bypassObserved;
+  // Bypass writes of other cores this core's scalar unit has read: its later scalar accesses to those bytes
+  // come after them (per-location coherence), whatever else the write published.
+  std::set<uint32_t> coherentWrites;
+  uint64_t pollProgress = ~0ull;
+  uint32_t pollIdle = 0;
+};
+
+// The state of the block synchronisation through GM of one run (sync_block.h, runtime.cc "blocks through GM").
+struct BlockSyncState {
+  std::map<uint32_t, Clock> release;  // WriteGmByPassDCache record -> the writer's dsbRelease then
+  struct IbSlot {                     // one IBSet / IBWait flag of a gmWorkspace
+    CrossQueue set, free;             // a set waiting for its IBWait; the flag free (0) for the next IBSet
+    std::string what;
+  };
+  std::map<uintptr_t, IbSlot> ib;
+  struct Determine {                  // InitDetermineComputeWorkspace / WaitPreBlock / NotifyNextBlock
+    int n = 0;
+    std::vector<CrossQueue> token;    // block i may run its next round
+    std::vector<int> waits, notifies;
+    std::vector<bool> init;
+  };
+  std::map<uintptr_t, Determine> determine;
+  struct Group {                      // GroupBarrier by workspace
+    uint32_t arriveSize = 0, waitSize = 0;
+    std::vector<Clock> arrivals, waits;
+    struct Pending {
+      size_t need;
+      int thread;
+    };
+    std::vector<Pending> waitingForArrivals, waitingForWaits;
+    std::map<int, CrossQueue> queue;  // by thread
+  };
+  std::map<uintptr_t, Group> groups;
 };
 
 class MachineImpl {
@@ -379,6 +462,7 @@ class MachineImpl {
   std::set<std::string> syncSites;
   bool runDone = true;
   std::vector<std::unique_ptr<std::vector<uint8_t>>> localMemory;
+  BlockSyncState blockSync;
 
   void Reset() {
     ctx.clear();
@@ -397,6 +481,7 @@ class MachineImpl {
     softGroups.clear();
     syncSites.clear();
     localMemory.clear();
+    blockSync = BlockSyncState();
     aborted = false;
     error.clear();
     runDone = false;
@@ -501,6 +586,7 @@ enum class Conflict { kRAW, kWAR, kWAW, kNone };
 bool Ordered(const Record &prev, uint32_t prevId, uint32_t curId, Conflict kind, const ThreadCtx &c) {
   if (prevId == curId) return true;
   const Record &cur = M().records[curId];
+  if (static_cast<int>(cur.agent) == M().Agent(c.thread, Pipe::kS) && c.coherentWrites.count(prevId) != 0) return true;
   if (prev.agent == cur.agent) {
     const Pipe p = static_cast<Pipe>(cur.agent % kPipes);
     if (kind == Conflict::kNone || prev.epoch != c.epoch[static_cast<int>(p)]) return true;
@@ -951,6 +1037,7 @@ bool SpaceOf(TPosition pos, Space *out) {
     case TPosition::A2: *out = Space::kL0A; return true;
     case TPosition::B2: *out = Space::kL0B; return true;
     case TPosition::C2: *out = Space::kBT; return true;
+    case TPosition::C2PIPE2GM: *out = Space::kFB; return true;
     case TPosition::CO1: *out = Space::kL0C; return true;
     case TPosition::VECIN:
     case TPosition::VECOUT:
@@ -993,10 +1080,6 @@ std::string UnmodelledPosition(TPosition pos) {
       // (a TQue<CO2> takes CO2 -> GM, GetBufferPos = GetPhyType(CO2) = GM).
       return name + " is Global Memory on Atlas A2/A3: TPipe::InitBuffer cannot place a local buffer there "
                     "(CANN's own check: 'buffer pos can not be Hardware::GM'); Fixpipe writes a GlobalTensor directly";
-    case TPosition::C2PIPE2GM:
-      return name + " is not modelled: on Atlas A2/A3 it holds only the per-channel quantisation parameters of "
-                    "Fixpipe's vector quantisation (DataCopy L1 -> Fixpipe Buffer, SetFixPipeConfig, quantPre "
-                    "VDEQF16 / VQF322B8_PRE / VREQ8), whose arithmetic the model does not implement";
     case TPosition::TSCM:
       return name + " is not modelled (TSCM queues are the Matmul high-level API's L1 cache)";
     default: return name + " is not modelled";
@@ -1047,6 +1130,7 @@ AscendC::Hardware HardwareOf(TPosition pos) {
     case Space::kL0B: return AscendC::Hardware::L0B;
     case Space::kL0C: return AscendC::Hardware::L0C;
     case Space::kBT: return AscendC::Hardware::BIAS;
+    case Space::kFB: return AscendC::Hardware::FIXBUF;
     default: return AscendC::Hardware::MAX;
   }
 }
@@ -1172,18 +1256,22 @@ QueueState *NewQueue(TPosition pos, int32_t depth, const Site &site) {
     case TPosition::A2:
     case TPosition::B2: q.producer = Pipe::kMTE1; q.consumer = Pipe::kM; break;        // L1 -> L0A/B -> Mmad
     case TPosition::C2: q.producer = Pipe::kMTE1; q.consumer = Pipe::kM; break;        // L1 -> BT -> Mmad
+    // L1 -> Fixpipe Buffer -> Fixpipe / DataCopy L0C -> GM: both on FIX.
+    case TPosition::C2PIPE2GM: q.producer = Pipe::kFIX; q.consumer = Pipe::kFIX; break;
     case TPosition::CO1: q.producer = Pipe::kM; q.consumer = Pipe::kFIX; break;        // Mmad -> L0C -> Fixpipe
     default: {
       Space unused;
       Fail("TPipe::InitBuffer", site,
            "TQue: " + (SpaceOf(pos, &unused) ? std::string("a queue at TPosition ") + PositionName(pos) +
-                                                   " is not modelled (VECIN, VECOUT, A1, A2, B1, B2, C1, C2, CO1 are)"
+                                                   " is not modelled (VECIN, VECOUT, A1, A2, B1, B2, C1, C2, C2PIPE2GM, CO1 are)"
                                              : UnmodelledPosition(pos)));
     }
   }
   if (depth < 1) Fail("TPipe::InitBuffer", site, "queue depth must be at least 1");
   int buffers = 0;  // "TQue Buffer限制": at most 8 queue buffers per position (one event id each)
-  for (const QueueState &other : c.queues) buffers += other.pos == pos ? static_cast<int>(other.slots.size()) : 0;
+  for (const QueueState &other : c.queues) {
+    buffers += other.pos == pos && !other.released ? static_cast<int>(other.slots.size()) : 0;
+  }
   q.siblings = buffers;
   c.queues.push_back(std::move(q));
   return &c.queues.back();
@@ -1263,7 +1351,11 @@ void QueueFree(QueueState *q, const LocalBuffer *buffer, const Site &site) {
   ThreadCtx &c = Ctx("TQue::FreeTensor", site);
   CheckAbort();
   QueueState::Slot *slot = SlotOf(q, buffer, "TQue::FreeTensor", site);
-  if (slot->state != QueueState::Slot::kDequeued) Fail("TQue::FreeTensor", site, "the tensor was not dequeued");
+  // A tensor dequeued, or allocated and never enqueued (TQue/FreeTensor.md states no constraint; CANN's
+  // sequential_block_sync example frees its workspace that way): either way the consumer -> producer event.
+  if (slot->state != QueueState::Slot::kDequeued && slot->state != QueueState::Slot::kAllocated) {
+    Fail("TQue::FreeTensor", site, "the tensor is not allocated (freed twice) or still in the queue");
+  }
   slot->state = QueueState::Slot::kFree;
   Release(c, q->consumer, &slot->freed);
 }
@@ -1339,6 +1431,10 @@ void WaitFlagOn(HardEvent event, int32_t id, const Site &site) {
 namespace {
 void BarrierAllPipes(ThreadCtx &c);
 }  // namespace
+
+#include "runtime_pools.inc"
+
+void FailUnsupported(const char *api, const char *why, const Site &site) { Fail(api, site, why); }
 
 void Barrier(pipe_t pipe, const Site &site) {
   ThreadCtx &c = Ctx("PipeBarrier", site);
@@ -1710,6 +1806,8 @@ GM_ADDR UserWorkspace(GM_ADDR workspace, const Site &site) {
   return workspace + kSystemWorkspace;
 }
 
+#include "runtime_block_sync.inc"
+
 // ---- global memory, launches: the machine behind tikicpulib.h ---------------------------------------------
 namespace {
 
@@ -1965,6 +2063,7 @@ RunResult Machine::Run(const LaunchOptions &options, const std::function<void()>
       }
     }
   }
+  if (!m.aborted && m.error.empty()) m.error = BlockSyncLeftover(m);
   RunResult result;
   result.ok = m.error.empty();
   result.error = m.error;

@@ -137,38 +137,113 @@ const LocalBuffer *QueueDeQue(QueueState *q, const Site &site);
 void QueueFree(QueueState *q, const LocalBuffer *buffer, const Site &site);
 [[noreturn]] void FailUninitialised(const char *api, const Site &site);
 
+// TPipe's lifetime and its buffer pools (TPipe::Init / Destroy / DestroyWithoutPipeAll / Reset / InitBufPool,
+// TBufPool, EXTERN_IMPL_BUFPOOL; see runtime.cc). A TPipe's buffers and pools are owned by it: Destroy and
+// Reset release them (their bytes may be handed out again; a later use of one stops the run).
+enum PipeRelease : uint8_t { kPipeDestroy, kPipeDestroyWithoutPipeAll, kPipeReset };
+struct PoolState;
+void PipeCreated(const void *pipe, const Site &site);
+void PipeInit(const void *pipe, const Site &site);
+void PipeReleaseAll(const void *pipe, PipeRelease how, const Site &site);
+const LocalBuffer *PipeAllocBuffer(const void *pipe, AscendC::TPosition pos, uint32_t len, const Site &site);
+void PipeQueueInit(const void *pipe, QueueState *q, uint8_t num, uint32_t len, const Site &site);
+bool QueueReleased(const QueueState *q);
+bool BufferReleased(const LocalBuffer *b);
+[[noreturn]] void FailQueueReleased(const char *api, const QueueState *q, const Site &site);
+[[noreturn]] void FailReleased(const char *api, const LocalBuffer *b, const Site &site);
+// A pool of `pos`'s memory with at most `bufIds` buffers: `len` bytes taken from the pipe (parent null) or from
+// the parent pool, or (share non-null) the start and length of `share`.
+PoolState *NewPool(const void *pipe, PoolState *parent, AscendC::TPosition pos, uint32_t bufIds, bool custom,
+                   uint32_t len, PoolState *share, const char *api, const Site &site);
+const LocalBuffer *PoolAllocBuffer(PoolState *pool, AscendC::TPosition pos, uint32_t len, const Site &site);
+void PoolQueueInit(PoolState *pool, QueueState *q, uint8_t num, uint32_t len, const Site &site);
+void PoolReset(PoolState *pool, bool custom, const char *api, const Site &site);
+void PoolWaitFree(PoolState *pool, const Site &site);
+uint32_t PoolStart(const PoolState *pool);
+// The custom pool's hooks (TQue / TBuf InitStartBufHandle, InitBufHandle): a queue of `num` buffers whose
+// buffers the pool places one by one, buffer `index` at byte address `addr` of the memory, `len` bytes, in
+// the pool's handle `slot`.
+QueueState *CustomQueueStart(AscendC::TPosition pos, int32_t depth, uint8_t num, uint32_t len, const Site &site);
+const LocalBuffer *PoolPlaceBuffer(PoolState *pool, QueueState *q, AscendC::TPosition pos, uint32_t index,
+                                   int64_t slot, uint32_t addr, uint32_t len, const Site &site);
+// Size queries the A2/A3 documents do not support: stop the run.
+[[noreturn]] void FailUnsupported(const char *api, const char *why, const Site &site);
+
 }  // namespace ascend_model
 
 namespace AscendC {
 
+// A buffer's handle inside a TBufPool (impl/basic_api/kernel_tensor_base.h: a uint8_t pointer).
+using TBufHandle = uint8_t *;
+
+// Public constants of CANN's impl/basic_api/utils/kernel_utils_constants.h that kernels use (DEFAULT_BLK_NUM,
+// DEFAULT_BLK_STRIDE, DEFAULT_REPEAT_STRIDE are in ops_vector_common.h).
+constexpr uint32_t ONE_BLK_SIZE = 32;  // bytes of a data block
+const int32_t HALF_FACTOR = 2;
+const int32_t DOUBLE_FACTOR = 2;
+const int32_t MAX_REPEAT_TIMES = 255;
+const int32_t ONE_BYTE_BIT_SIZE = 8;
+const int32_t DEFAULT_C0_SIZE = 32;
+const int32_t DEFAULT_BLOCK_SIZE = 256;
+const uint32_t TOTAL_L0A_SIZE = 64 * 1024;
+const uint32_t TOTAL_L0B_SIZE = 64 * 1024;
+// 工具接口/系统资源与变量/GetDataBlockSizeInBytes.md: the bytes of a data block.
+__aicore__ inline constexpr int16_t GetDataBlockSizeInBytes() { return ONE_BLK_SIZE; }
+
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue {
  public:
+  static constexpr bool isTQue = true;
+  static constexpr TPosition modelPos = pos;
+  static constexpr int32_t modelDepth = depth;
   __aicore__ inline TQue() = default;
   template <typename T>
   __aicore__ inline LocalTensor<T> AllocTensor(const ascend_model::Site &site = ascend_model::Site()) {
-    const ascend_model::LocalBuffer *b = ascend_model::QueueAlloc(State(site), site);
-    return LocalTensor<T>::ModelMake(b, static_cast<uint32_t>(b->bytes / sizeof(T)));
+    const ascend_model::LocalBuffer *b = ascend_model::QueueAlloc(State("TQue::AllocTensor", site), site);
+    return LocalTensor<T>::ModelMake(b, static_cast<uint32_t>(ascend_model::ElemsIn<T>(b->bytes)));
   }
   template <typename T>
   __aicore__ inline bool EnQue(const LocalTensor<T> &tensor, const ascend_model::Site &site = ascend_model::Site()) {
     CheckWhole(tensor, "TQue::EnQue", site);
-    ascend_model::QueueEnQue(State(site), tensor.ModelBuffer(), site);
+    ascend_model::QueueEnQue(State("TQue::EnQue", site), tensor.ModelBuffer(), site);
     return true;
   }
   template <typename T>
   __aicore__ inline LocalTensor<T> DeQue(const ascend_model::Site &site = ascend_model::Site()) {
-    const ascend_model::LocalBuffer *b = ascend_model::QueueDeQue(State(site), site);
-    return LocalTensor<T>::ModelMake(b, static_cast<uint32_t>(b->bytes / sizeof(T)));
+    const ascend_model::LocalBuffer *b = ascend_model::QueueDeQue(State("TQue::DeQue", site), site);
+    return LocalTensor<T>::ModelMake(b, static_cast<uint32_t>(ascend_model::ElemsIn<T>(b->bytes)));
   }
   template <typename T>
   __aicore__ inline void FreeTensor(LocalTensor<T> &tensor, const ascend_model::Site &site = ascend_model::Site()) {
     CheckWhole(tensor, "TQue::FreeTensor", site);
-    ascend_model::QueueFree(State(site), tensor.ModelBuffer(), site);
+    ascend_model::QueueFree(State("TQue::FreeTensor", site), tensor.ModelBuffer(), site);
+  }
+
+  // The hooks a custom pool (EXTERN_IMPL_BUFPOOL) uses to give the queue its buffers: InitStartBufHandle
+  // names the queue's num buffers of len bytes, then InitBufHandle places buffer `index` at byte address
+  // curPoolAddr of the pool's memory in the pool's handle `bufhandle + index` (GetBufHandle). The model checks
+  // what the hardware needs: the buffers lie inside the pool, the handles inside its BUFID_SIZE.
+  __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len,
+                                            const ascend_model::Site &site = ascend_model::Site()) {
+    (void)startBufhandle;
+    if (state_ != nullptr && !ascend_model::QueueReleased(state_)) {
+      ascend_model::Fail("TQue::InitStartBufHandle", site, "the queue is already initialised");
+    }
+    state_ = ascend_model::CustomQueueStart(pos, depth, num, len, site);
+  }
+  template <typename T>
+  __aicore__ inline void InitBufHandle(T *bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                       uint32_t len, const ascend_model::Site &site = ascend_model::Site()) {
+    if (state_ == nullptr) ascend_model::Fail("TQue::InitBufHandle", site, "called before InitStartBufHandle");
+    ascend_model::PoolPlaceBuffer(bufPool->ModelPoolState(site), state_, pos, index,
+                                  (bufhandle - bufPool->ModelHandles()) + static_cast<int64_t>(index), curPoolAddr,
+                                  len, site);
   }
 
   ascend_model::QueueState *ModelState() { return state_; }
   void ModelBind(ascend_model::QueueState *state) { state_ = state; }
+  // Whether InitBuffer may (re)initialise the queue: never initialised, or its TPipe released it.
+  bool ModelFree() const { return state_ == nullptr || ascend_model::QueueReleased(state_); }
 
  private:
   // A queue takes back the tensor AllocTensor/DeQue gave out, not a slice of it.
@@ -176,8 +251,9 @@ class TQue {
   static void CheckWhole(const LocalTensor<T> &tensor, const char *api, const ascend_model::Site &site) {
     if (tensor.ModelOffsetBytes() != 0) ascend_model::Fail(api, site, "the tensor is a slice, not the queue's buffer");
   }
-  ascend_model::QueueState *State(const ascend_model::Site &site) {
+  ascend_model::QueueState *State(const char *api, const ascend_model::Site &site) {
     if (state_ == nullptr) ascend_model::FailUninitialised("TQue (no InitBuffer)", site);
+    if (ascend_model::QueueReleased(state_)) ascend_model::FailQueueReleased(api, state_, site);
     return state_;
   }
   ascend_model::QueueState *state_ = nullptr;
@@ -190,18 +266,37 @@ class TBuf {
   template <typename T>
   __aicore__ inline LocalTensor<T> Get(const ascend_model::Site &site = ascend_model::Site()) {
     if (buffer_ == nullptr) ascend_model::FailUninitialised("TBuf::Get (no InitBuffer)", site);
-    return LocalTensor<T>::ModelMake(buffer_, static_cast<uint32_t>(buffer_->bytes / sizeof(T)));
+    if (ascend_model::BufferReleased(buffer_)) ascend_model::FailReleased("TBuf::Get", buffer_, site);
+    return LocalTensor<T>::ModelMake(buffer_, static_cast<uint32_t>(ascend_model::ElemsIn<T>(buffer_->bytes)));
   }
   template <typename T>
   __aicore__ inline LocalTensor<T> Get(uint32_t len, const ascend_model::Site &site = ascend_model::Site()) {
     if (buffer_ == nullptr) ascend_model::FailUninitialised("TBuf::Get (no InitBuffer)", site);
+    if (ascend_model::BufferReleased(buffer_)) ascend_model::FailReleased("TBuf::Get", buffer_, site);
     if (static_cast<uint64_t>(len) * sizeof(T) > buffer_->bytes) {
       ascend_model::Fail("TBuf::Get", site, "len exceeds the buffer's InitBuffer length");
     }
     return LocalTensor<T>::ModelMake(buffer_, len);
   }
+  // The custom pool's hooks (see TQue): a TBuf is one buffer.
+  __aicore__ inline void InitStartBufHandle(TBufHandle startBufhandle, uint8_t num, uint32_t len,
+                                            const ascend_model::Site &site = ascend_model::Site()) {
+    (void)startBufhandle;
+    (void)len;
+    if (ModelBound()) ascend_model::Fail("TBuf::InitStartBufHandle", site, "the buffer is already initialised");
+    if (num != 1) ascend_model::Fail("TBuf::InitStartBufHandle", site, "a TBuf has one buffer (num must be 1)");
+  }
+  template <typename T>
+  __aicore__ inline void InitBufHandle(T *bufPool, uint32_t index, TBufHandle bufhandle, uint32_t curPoolAddr,
+                                       uint32_t len, const ascend_model::Site &site = ascend_model::Site()) {
+    if (index != 0) ascend_model::Fail("TBuf::InitBufHandle", site, "a TBuf has one buffer (index must be 0)");
+    if (ModelBound()) ascend_model::Fail("TBuf::InitBufHandle", site, "the buffer is already initialised");
+    buffer_ = ascend_model::PoolPlaceBuffer(bufPool->ModelPoolState(site), nullptr, pos, 0,
+                                            bufhandle - bufPool->ModelHandles(), curPoolAddr, len, site);
+  }
   void ModelBind(const ascend_model::LocalBuffer *buffer) { buffer_ = buffer; }
-  bool ModelBound() const { return buffer_ != nullptr; }
+  // Bound to a live buffer (a buffer its TPipe released may be initialised again).
+  bool ModelBound() const { return buffer_ != nullptr && !ascend_model::BufferReleased(buffer_); }
 
  private:
   const ascend_model::LocalBuffer *buffer_ = nullptr;
@@ -213,12 +308,47 @@ class TPipe {
   // TPipe programming the TPipe does it).
   __aicore__ inline TPipe(const ascend_model::Site &site = ascend_model::Site()) {
     ascend_model::PipeConstructed(site);
+    ascend_model::PipeCreated(this, site);
     ascend_model::g_currentPipe = this;  // GetTPipePtr()
   }
   __aicore__ inline ~TPipe() {
     if (ascend_model::g_currentPipe == this) ascend_model::g_currentPipe = nullptr;
   }
-  __aicore__ inline void Init() {}
+  // TPipe/Init.md: the constructor initialises the pipe; a TPipe reused after Destroy is initialised again
+  // with Init (Init on a pipe that still holds buffers stops the run: Destroy it first).
+  __aicore__ inline void Init(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PipeInit(this, site);
+  }
+  // TPipe/Destroy.md, DestroyWithoutPipeAll.md, Reset.md: release the pipe's buffers and pools (after their
+  // pending free events, as CANN's implementation waits them); Destroy then waits for every pipe (PIPE_ALL),
+  // DestroyWithoutPipeAll does not; Reset also re-initialises the core state and leaves the pipe usable, a
+  // destroyed pipe needs Init. A released buffer's later use stops the run.
+  __aicore__ inline void Destroy(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PipeReleaseAll(this, ascend_model::kPipeDestroy, site);
+  }
+  __aicore__ inline void DestroyWithoutPipeAll(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PipeReleaseAll(this, ascend_model::kPipeDestroyWithoutPipeAll, site);
+  }
+  __aicore__ inline void Reset(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PipeReleaseAll(this, ascend_model::kPipeReset, site);
+  }
+  // TPipe/InitBufPool.md: a pool of len bytes (rounded up to 32) of the pool's memory, or, with shareBuf, a
+  // pool on shareBuf's start and length (len at most shareBuf's length, the same memory).
+  template <class T>
+  __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, const ascend_model::Site &site = ascend_model::Site()) {
+    static_assert(T::isTbufPool, "TPipe::InitBufPool takes a TBufPool (or an EXTERN_IMPL_BUFPOOL class)");
+    bufPool.ModelAttach(ascend_model::NewPool(this, nullptr, T::poolPos, T::modelBufIds, T::modelCustom, len, nullptr,
+                                              "TPipe::InitBufPool", site));
+    return true;
+  }
+  template <class T, class U>
+  __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, U &shareBuf,
+                                     const ascend_model::Site &site = ascend_model::Site()) {
+    static_assert(T::isTbufPool && U::isTbufPool, "TPipe::InitBufPool takes TBufPools");
+    bufPool.ModelAttach(ascend_model::NewPool(this, nullptr, T::poolPos, T::modelBufIds, T::modelCustom, len,
+                                              shareBuf.ModelPoolState(site), "TPipe::InitBufPool", site));
+    return true;
+  }
   __aicore__ inline void InitSocState(const ascend_model::Site &site = ascend_model::Site()) const {
     ascend_model::InitSoc(site);
   }
@@ -226,9 +356,9 @@ class TPipe {
   template <class T>
   __aicore__ inline bool InitBuffer(T &que, uint8_t num, uint32_t len,
                                     const ascend_model::Site &site = ascend_model::Site()) {
-    if (que.ModelState() != nullptr) ascend_model::Fail("TPipe::InitBuffer", site, "the queue is already initialised");
+    if (!que.ModelFree()) ascend_model::Fail("TPipe::InitBuffer", site, "the queue is already initialised");
     ascend_model::QueueState *q = ascend_model::NewQueue(QueuePos(que), QueueDepth(que), site);
-    ascend_model::QueueInit(q, num, len, site);
+    ascend_model::PipeQueueInit(this, q, num, len, site);
     que.ModelBind(q);
     return true;
   }
@@ -236,7 +366,7 @@ class TPipe {
   __aicore__ inline bool InitBuffer(TBuf<pos> &buf, uint32_t len,
                                     const ascend_model::Site &site = ascend_model::Site()) {
     if (buf.ModelBound()) ascend_model::Fail("TPipe::InitBuffer", site, "the buffer is already initialised");
-    buf.ModelBind(ascend_model::AllocBuffer(pos, len, site));
+    buf.ModelBind(ascend_model::PipeAllocBuffer(this, pos, len, site));
     return true;
   }
 
@@ -262,6 +392,92 @@ class TPipe {
   template <TPosition pos, int32_t depth, auto mask>
   static constexpr int32_t QueueDepth(const TQue<pos, depth, mask> &) { return depth; }
 };
+
+// ---- TBufPool (资源管理/TBufPool/*.md) -------------------------------------------------------------------
+// A pool of UB (VECIN / VECOUT / VECCALC) or L1 (A1 / B1 / C1) carved from the TPipe (TPipe::InitBufPool) or
+// from another pool (InitBufPool), or sharing another pool's start and length. Its queues and buffers are
+// consecutive from the pool's start (InitBuffer, lengths rounded up to 32 bytes), at most bufIDSize of them
+// (default 4, at most 16), within the pool's length; their memory must be the pool's. Reset waits for the
+// pending free events of the pool's buffers and ends the pool's allocation; its buffers stay usable (their
+// contents may be overwritten through a sharing pool). Over-capacity allocations stop the run.
+template <TPosition pos, uint32_t bufIDSize = 4>
+class TBufPool {
+  static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT || pos == TPosition::VECCALC ||
+                    pos == TPosition::A1 || pos == TPosition::B1 || pos == TPosition::C1,
+                "TBufPool: the position must be VECIN, VECOUT, VECCALC, A1, B1 or C1");
+  static_assert(bufIDSize >= 1 && bufIDSize <= 16, "TBufPool: bufIDSize is at most 16");
+
+ public:
+  static constexpr TPosition poolPos = pos;
+  static constexpr bool isTbufPool = true;
+  static constexpr bool modelCustom = false;
+  static constexpr uint32_t modelBufIds = bufIDSize;
+  __aicore__ inline TBufPool() = default;
+  __aicore__ inline ~TBufPool() {
+    if (state_ != nullptr) ascend_model::PoolWaitFree(state_, ascend_model::Site());
+  }
+  template <class T>
+  __aicore__ inline bool InitBuffer(T &que, uint8_t num, uint32_t len,
+                                    const ascend_model::Site &site = ascend_model::Site()) {
+    static_assert(T::isTQue, "TBufPool::InitBuffer(que, num, len) takes a TQue");
+    if (!que.ModelFree()) ascend_model::Fail("TBufPool::InitBuffer", site, "the queue is already initialised");
+    ascend_model::QueueState *q = ascend_model::NewQueue(T::modelPos, T::modelDepth, site);
+    ascend_model::PoolQueueInit(ModelPoolState(site), q, num, len, site);
+    que.ModelBind(q);
+    return true;
+  }
+  template <TPosition bufPos>
+  __aicore__ inline bool InitBuffer(TBuf<bufPos> &buf, uint32_t len,
+                                    const ascend_model::Site &site = ascend_model::Site()) {
+    if (buf.ModelBound()) ascend_model::Fail("TBufPool::InitBuffer", site, "the buffer is already initialised");
+    buf.ModelBind(ascend_model::PoolAllocBuffer(ModelPoolState(site), bufPos, len, site));
+    return true;
+  }
+  template <class T, class U>
+  __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, U &shareBuf,
+                                     const ascend_model::Site &site = ascend_model::Site()) {
+    static_assert(T::isTbufPool && U::isTbufPool, "TBufPool::InitBufPool takes TBufPools");
+    bufPool.ModelAttach(ascend_model::NewPool(nullptr, ModelPoolState(site), T::poolPos, T::modelBufIds,
+                                              T::modelCustom, len, shareBuf.ModelPoolState(site),
+                                              "TBufPool::InitBufPool", site));
+    return true;
+  }
+  template <class T>
+  __aicore__ inline bool InitBufPool(T &bufPool, uint32_t len, const ascend_model::Site &site = ascend_model::Site()) {
+    static_assert(T::isTbufPool, "TBufPool::InitBufPool takes a TBufPool");
+    bufPool.ModelAttach(ascend_model::NewPool(nullptr, ModelPoolState(site), T::poolPos, T::modelBufIds,
+                                              T::modelCustom, len, nullptr, "TBufPool::InitBufPool", site));
+    return true;
+  }
+  __aicore__ inline void Reset(const ascend_model::Site &site = ascend_model::Site()) {
+    ascend_model::PoolReset(ModelPoolState(site), false, "TBufPool::Reset", site);
+  }
+
+  // Model only.
+  void ModelAttach(ascend_model::PoolState *state) { state_ = state; }
+  ascend_model::PoolState *ModelPoolState(const ascend_model::Site &site) {
+    if (state_ == nullptr) ascend_model::Fail("TBufPool", site, "used before TPipe::InitBufPool / TBufPool::InitBufPool");
+    return state_;
+  }
+
+ private:
+  ascend_model::PoolState *state_ = nullptr;
+};
+
+// ---- tools: UB size (工具接口/系统资源与变量/GetUBSizeInBytes.md, GetRuntimeUBSize.md) ------------------------
+// Both documents list Atlas A2/A3 as not supported (CANN's header returns 0 there). The model stops the run
+// (GetUBSizeInBytes in a constant expression does not compile).
+__aicore__ inline constexpr uint32_t GetUBSizeInBytes(const ascend_model::Site &site = ascend_model::Site()) {
+  return site.line >= 0 ? (ascend_model::FailUnsupported("GetUBSizeInBytes",
+                                                         "not supported on Atlas A2/A3 (its document supports only "
+                                                         "Ascend 950PR/950DT)", site),
+                           0u)
+                        : 0u;
+}
+__aicore__ inline uint32_t GetRuntimeUBSize(const ascend_model::Site &site = ascend_model::Site()) {
+  ascend_model::FailUnsupported("GetRuntimeUBSize",
+                                "not supported on Atlas A2/A3 (its document supports only Ascend 950PR/950DT)", site);
+}
 
 // 工具接口/系统资源与变量/GetSystemCycle(ISASI).md: the system counter, 50 MHz on A2/A3. The model has no
 // device time: it reads the host's monotonic clock at that rate (differences are host time, not NPU time).
@@ -437,6 +653,61 @@ __aicore__ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace, const ascend_model
 
 // basic_api/kernel_common.h declares it outside the namespace.
 __aicore__ inline AscendC::TPipe *GetTPipePtr() { return ascend_model::g_currentPipe; }
+
+// ---- a user-defined TBufPool (资源管理/自定义TBufPool/*.md) ---------------------------------------------------
+// EXTERN_IMPL_BUFPOOL(EXT_BUFPOOL, POSITION, BUFID_SIZE) inside a class makes it a pool TPipe::InitBufPool
+// accepts, with Init (an empty pool; the constructor calls it), Reset (waits for the pending free events of its
+// buffers and frees them: after it they must not be used, and the run stops if they are), GetBufHandle(offset)
+// (the pool's buffer handle `offset`, below BUFID_SIZE), GetCurAddr / SetCurAddr (the byte address up to which
+// the pool has handed out memory; starts at the pool's start) and GetCurBufSize / SetCurBufSize (the handles
+// used). The class's own InitBuffer places its queues' buffers with TQue / TBuf InitStartBufHandle and
+// InitBufHandle; the model checks each buffer lies inside the pool.
+#define EXTERN_IMPL_BUFPOOL(EXT_BUFPOOL, POSITION, BUFID_SIZE)                                                  \
+ public:                                                                                                      \
+  static constexpr AscendC::TPosition poolPos = POSITION;                                                      \
+  static constexpr int bufIDSize = BUFID_SIZE;                                                                 \
+  static constexpr bool isTbufPool = true;                                                                     \
+  static constexpr bool modelCustom = true;                                                                    \
+  static constexpr uint32_t modelBufIds = BUFID_SIZE;                                                          \
+  static_assert(poolPos == AscendC::TPosition::VECIN || poolPos == AscendC::TPosition::VECOUT ||               \
+                    poolPos == AscendC::TPosition::VECCALC || poolPos == AscendC::TPosition::A1 ||             \
+                    poolPos == AscendC::TPosition::B1 || poolPos == AscendC::TPosition::C1,                    \
+                "EXTERN_IMPL_BUFPOOL: the position must be VECIN, VECOUT, VECCALC, A1, B1 or C1");             \
+  __aicore__ inline ~EXT_BUFPOOL() { Reset(); }                                                                \
+  __aicore__ inline void Reset(const ascend_model::Site &modelSite_ = ascend_model::Site()) {                  \
+    if (modelPool_ != nullptr) ascend_model::PoolReset(modelPool_, true, #EXT_BUFPOOL "::Reset", modelSite_);   \
+    modelPool_ = nullptr;                                                                                      \
+    modelCurAddr_ = 0;                                                                                         \
+    modelCurBufSize_ = 0;                                                                                      \
+  }                                                                                                            \
+  __aicore__ inline void Init() {                                                                              \
+    modelPool_ = nullptr;                                                                                      \
+    modelCurAddr_ = 0;                                                                                         \
+    modelCurBufSize_ = 0;                                                                                      \
+  }                                                                                                            \
+  __aicore__ inline AscendC::TBufHandle GetBufHandle(uint8_t offset) { return modelHandles_ + offset; }        \
+  __aicore__ inline void SetCurAddr(uint32_t curAddr) { modelCurAddr_ = curAddr; }                             \
+  __aicore__ inline uint32_t GetCurAddr() { return modelCurAddr_; }                                            \
+  __aicore__ inline void SetCurBufSize(uint8_t curBufSize) { modelCurBufSize_ = curBufSize; }                  \
+  __aicore__ inline uint8_t GetCurBufSize() { return modelCurBufSize_; }                                       \
+  void ModelAttach(ascend_model::PoolState *state) {                                                           \
+    modelPool_ = state;                                                                                        \
+    modelCurAddr_ = ascend_model::PoolStart(state);                                                            \
+    modelCurBufSize_ = 0;                                                                                      \
+  }                                                                                                            \
+  ascend_model::PoolState *ModelPoolState(const ascend_model::Site &modelSite_) {                              \
+    if (modelPool_ == nullptr) {                                                                               \
+      ascend_model::Fail(#EXT_BUFPOOL, modelSite_, "used before TPipe::InitBufPool (or after its Reset)");      \
+    }                                                                                                          \
+    return modelPool_;                                                                                         \
+  }                                                                                                            \
+  AscendC::TBufHandle ModelHandles() { return modelHandles_; }                                                 \
+                                                                                                               \
+ private:                                                                                                      \
+  ascend_model::PoolState *modelPool_ = nullptr;                                                               \
+  uint32_t modelCurAddr_ = 0;                                                                                  \
+  uint8_t modelCurBufSize_ = 0;                                                                                \
+  uint8_t modelHandles_[BUFID_SIZE] = {}
 
 // ---- kernel entry macros --------------------------------------------------------------------------------
 // REGISTER_TILING_DEFAULT names the kernel's standard C++ tiling struct; GET_TILING_DATA copies the

@@ -300,6 +300,40 @@ const LocalBuffer *StaticBuffer(AscendC::TPosition pos, uint64_t addr, uint64_t 
 
 namespace AscendC {
 
+// A signed 4-bit integer (A2/A3: Mmad int4b_t x int4b_t -> int32_t, LoadData). Tensors of it hold two
+// elements per byte, element 2i in the low nibble of byte i and 2i + 1 in the high nibble (CANN's
+// kernel_tensor_impl.h GetValue: `byte >> (4 * (offset % 2))`; the documents show the packing only in a
+// figure, int4b_example.png); offsets and sizes count elements, an odd offset stops the run.
+struct int4b_t {
+  uint8_t storage = 0;
+  int4b_t() = default;
+  int4b_t(int32_t value) : storage(static_cast<uint8_t>(value) & 0xF) {}
+  int4b_t(uint32_t value) : storage(static_cast<uint8_t>(value) & 0xF) {}
+  operator int32_t() const { return (storage & 0x8) != 0 ? static_cast<int32_t>(storage) - 16 : storage; }
+};
+
+}  // namespace AscendC
+
+namespace ascend_model {
+template <typename T>
+constexpr bool IsInt4() { return std::is_same<T, AscendC::int4b_t>::value; }
+// Bytes of `elements` elements of T; elements in `bytes` bytes of T.
+template <typename T>
+constexpr uint64_t BytesOf(uint64_t elements) { return IsInt4<T>() ? (elements + 1) / 2 : elements * sizeof(T); }
+template <typename T>
+constexpr uint64_t ElemsIn(uint64_t bytes) { return IsInt4<T>() ? bytes * 2 : bytes / sizeof(T); }
+// The byte offset of element `offset`; an odd int4b_t offset (half a byte) stops the run.
+template <typename T>
+inline uint64_t OffsetBytes(uint64_t offset, const char *api) {
+  if (IsInt4<T>() && offset % 2 != 0) {
+    Fail(api, Site(), "an odd int4b_t offset (" + std::to_string(offset) + ") starts inside a byte");
+  }
+  return BytesOf<T>(offset);
+}
+}  // namespace ascend_model
+
+namespace AscendC {
+
 template <typename T>
 class LocalTensor {
  public:
@@ -309,12 +343,13 @@ class LocalTensor {
   // the memory `pos` maps to; addr 32-byte aligned, addr + tileSize * sizeof(T) within the memory.
   __aicore__ inline LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize,
                                 const ascend_model::Site &site = ascend_model::Site())
-      : buffer_(ascend_model::StaticBuffer(pos, addr, static_cast<uint64_t>(tileSize) * sizeof(T), site)),
+      : buffer_(ascend_model::StaticBuffer(pos, addr, ascend_model::BytesOf<T>(tileSize), site)),
         size_(tileSize) {}
 
   // Scalar access, executed by the S pipe.
   __aicore__ inline __inout_pipe__(S) T GetValue(const uint32_t index,
                                                  const ascend_model::Site &site = ascend_model::Site()) const {
+    if (ascend_model::IsInt4<T>()) ascend_model::Fail("LocalTensor::GetValue", site, "int4b_t elements: not modelled");
     T v;
     std::memcpy(&v, ascend_model::Touch(ModelSpan(), static_cast<uint64_t>(index) * sizeof(T), sizeof(T),
                                         ascend_model::Pipe::kS, ascend_model::Access::kRead,
@@ -325,6 +360,7 @@ class LocalTensor {
   template <typename S>
   __aicore__ inline __inout_pipe__(S) void SetValue(const uint32_t index, const S value,
                                                     const ascend_model::Site &site = ascend_model::Site()) const {
+    if (ascend_model::IsInt4<T>()) ascend_model::Fail("LocalTensor::SetValue", site, "int4b_t elements: not modelled");
     const T v = static_cast<T>(value);
     std::memcpy(ascend_model::Touch(ModelSpan(), static_cast<uint64_t>(index) * sizeof(T), sizeof(T),
                                     ascend_model::Pipe::kS, ascend_model::Access::kWrite, "LocalTensor::SetValue",
@@ -334,7 +370,7 @@ class LocalTensor {
   // A tensor starting `offset` elements further into the same buffer.
   __aicore__ inline LocalTensor operator[](const uint32_t offset) const {
     LocalTensor t = *this;
-    t.offsetBytes_ = offsetBytes_ + static_cast<uint64_t>(offset) * sizeof(T);
+    t.offsetBytes_ = offsetBytes_ + ascend_model::OffsetBytes<T>(offset, "LocalTensor::operator[]");
     t.size_ = offset < size_ ? size_ - offset : 0;
     return t;
   }
@@ -343,7 +379,7 @@ class LocalTensor {
     LocalTensor<U> t;
     t.buffer_ = buffer_;
     t.offsetBytes_ = offsetBytes_;
-    t.size_ = static_cast<uint32_t>(static_cast<uint64_t>(size_) * sizeof(T) / sizeof(U));
+    t.size_ = static_cast<uint32_t>(ascend_model::ElemsIn<U>(ascend_model::BytesOf<T>(size_)));
     return t;
   }
   // CANN's CPU debug returns the tensor's host pointer (数据结构/LocalTensor/GetPhyAddr.md: T* on the CPU, the
@@ -383,6 +419,13 @@ class LocalTensor {
   uint32_t size_ = 0;  // elements from here to the end of the tensor
 };
 
+// The L2 Cache modes of GlobalTensor::SetL2CacheHint (数据结构/GlobalTensor/SetL2CacheHint.md; the enumerators
+// of CANN's impl/basic_api/utils/kernel_utils_macros.h). On Atlas A2/A3 NORMAL (the default) and DISABLE are
+// valid; PERSISTENT is documented as not supported yet (planned for Ascend 950), LAST is not documented.
+enum class CacheMode { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1, CACHE_MODE_LAST = 2, CACHE_MODE_PERSISTENT = 4 };
+// SetL2CacheHint's template parameter, reserved by the document ("预留参数").
+enum class CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
  public:
@@ -417,9 +460,27 @@ class GlobalTensor {
                 &value, sizeof(T));
   }
   __aicore__ inline uint64_t GetSize() const { return bufferSize_; }
+  // Whether the tensor's accesses go through the L2 Cache. The document gives the choice only a performance
+  // effect (a tensor read once need not be cached), so the model records the mode and the data are unchanged;
+  // PERSISTENT ("暂不支持", planned for Ascend 950) and the undocumented LAST stop the run.
+  template <CacheRwMode rwMode = CacheRwMode::RW>
+  __aicore__ inline void SetL2CacheHint(CacheMode mode, const ascend_model::Site &site = ascend_model::Site()) {
+    if (mode != CacheMode::CACHE_MODE_NORMAL && mode != CacheMode::CACHE_MODE_DISABLE) {
+      ascend_model::Fail("GlobalTensor::SetL2CacheHint", site,
+                         mode == CacheMode::CACHE_MODE_PERSISTENT
+                             ? "CACHE_MODE_PERSISTENT is not supported on Atlas A2/A3 (the document: still in "
+                               "development, planned for Ascend 950PR/950DT)"
+                             : "the mode is not one the document gives (CACHE_MODE_DISABLE, CACHE_MODE_NORMAL)");
+    }
+    cacheMode_ = mode;
+  }
+  CacheMode ModelCacheMode() const { return cacheMode_; }  // model only: the recorded hint
   __aicore__ inline GlobalTensor operator[](const uint64_t offset) const {
     GlobalTensor t = *this;
-    t.base_ = base_ + offset;
+    t.base_ = ascend_model::IsInt4<T>()
+                  ? reinterpret_cast<T *>(reinterpret_cast<uint8_t *>(base_) +
+                                          ascend_model::OffsetBytes<T>(offset, "GlobalTensor::operator[]"))
+                  : base_ + offset;
     t.bufferSize_ = offset < bufferSize_ ? bufferSize_ - offset : 0;
     return t;
   }
@@ -435,7 +496,7 @@ class GlobalTensor {
                                 alloc_ != nullptr ? alloc_->name : "GM outside every allocation"};
     }
     uint64_t rest = static_cast<uint64_t>(a->host + a->bytes - p);
-    if (sized_ && bufferSize_ * sizeof(T) < rest) rest = bufferSize_ * sizeof(T);
+    if (sized_ && ascend_model::BytesOf<T>(bufferSize_) < rest) rest = ascend_model::BytesOf<T>(bufferSize_);
     return ascend_model::Span{ascend_model::Space::kGM, const_cast<uint8_t *>(p), rest,
                               static_cast<uint64_t>(p - a->host), a->name};
   }
@@ -445,12 +506,13 @@ class GlobalTensor {
     base_ = buffer;
     alloc_ = ascend_model::FindGm(buffer);
     sized_ = sized;
-    bufferSize_ = sized ? elements : (alloc_ != nullptr ? (alloc_->host + alloc_->bytes - reinterpret_cast<uint8_t *>(buffer)) / sizeof(T) : 0);
+    bufferSize_ = sized ? elements : (alloc_ != nullptr ? ascend_model::ElemsIn<T>(alloc_->host + alloc_->bytes - reinterpret_cast<uint8_t *>(buffer)) : 0);
   }
   T *base_ = nullptr;
   const ascend_model::GmAllocation *alloc_ = nullptr;  // where SetGlobalBuffer pointed
   uint64_t bufferSize_ = 0;  // elements
   bool sized_ = false;
+  CacheMode cacheMode_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
 }  // namespace AscendC

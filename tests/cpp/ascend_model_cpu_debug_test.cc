@@ -14,27 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "cpu_debug_program.h"
 #include "tikicpulib.h"
 
 using namespace AscendC;
+using cpu_debug_program::g_variant;
+using cpu_debug_program::Gm;
+using cpu_debug_program::Print;
 
 namespace {
 
-std::string g_variant;  // argv[2]: a scenario's variant ("early": a flag set before the data it covers)
 int g_case = 0;         // the error scenario
 
 constexpr int32_t kN = 64;  // elements per block in the vector scenarios
 
-void Print(const char *name, const float *v, int n) {
-  std::printf("%s", name);
-  for (int i = 0; i < n; ++i) std::printf(" %.9g", v[i]);
-  std::printf("\n");
-}
 
-template <typename T>
-T *Gm(size_t count) {
-  return static_cast<T *>(GmAlloc(count * sizeof(T)));
-}
 
 float HalfToFloat(uint16_t bits) {
   half h;
@@ -813,11 +807,4 @@ int RunScenario(const std::string &name) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <scenario> [variant]\n", argv[0]);
-    return 2;
-  }
-  g_variant = argc > 2 ? argv[2] : "";
-  return RunScenario(argv[1]);
-}
+int main(int argc, char **argv) { return cpu_debug_program::Main(argc, argv, RunScenario); }

@@ -13,25 +13,19 @@
 #include <string>
 #include <vector>
 
+#include "cpu_debug_program.h"
 #include "tikicpulib.h"
 
 using namespace AscendC;
+using cpu_debug_program::g_variant;
+using cpu_debug_program::Gm;
+using cpu_debug_program::Print;
 
 namespace {
 
-std::string g_variant;
 int g_case = 0;
 
-void Print(const char *name, const float *v, int n) {
-  std::printf("%s", name);
-  for (int i = 0; i < n; ++i) std::printf(" %.9g", v[i]);
-  std::printf("\n");
-}
 
-template <typename T>
-T *Gm(size_t count) {
-  return static_cast<T *>(GmAlloc(count * sizeof(T)));
-}
 
 // A 16 x 16 tile of A (ND in GM) and of W (ND, rows of W are columns of B: C = A @ W.T).
 const Nd2NzParams kNd(1, 16, 16, 0, 16, 16, 1, 0);
@@ -220,6 +214,26 @@ extern "C" __global__ __aicore__ __cube__ void bias_flags_kernel(GM_ADDR a, GM_A
 }
 
 // ---- rules that stop a run -------------------------------------------------------------------------------
+// ---- DataCopy L1 -> GM on the Cube core ("DataCopy（L1ToGM连续数据搬运）"), plain or atomic ----------------------
+// Each block copies its 64 floats GM -> L1 (MTE2), then `count` of them L1 -> GM (MTE3): to its own 64 slots, or
+// (variant "atomic") added into the same 64 slots by every block under SetAtomicAdd<float>.
+extern "C" __global__ __aicore__ __cube__ void l1_to_gm_kernel(GM_ADDR x, GM_ADDR out, uint32_t count) {
+  TPipe pipe;
+  TBuf<TPosition::A1> l1;
+  pipe.InitBuffer(l1, 64 * sizeof(float));
+  const bool atomic = g_variant == "atomic";
+  GlobalTensor<float> xGm, outGm;
+  xGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(x) + GetBlockIdx() * 64, 64);
+  outGm.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(out) + (atomic ? 0 : GetBlockIdx() * 64), 64);
+  LocalTensor<float> t = l1.Get<float>();
+  DataCopy(t, xGm, 64);
+  SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+  WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+  if (atomic) SetAtomicAdd<float>();
+  DataCopy(outGm, t, count);
+  if (atomic) SetAtomicNone();
+}
+
 extern "C" __global__ __aicore__ void error_kernel(GM_ADDR gm) {
   (void)gm;
   TPipe pipe;
@@ -310,9 +324,9 @@ extern "C" __global__ __aicore__ void error_kernel(GM_ADDR gm) {
       pipe.InitBuffer(t, 1024);
       break;
     }
-    case 11: {  // a TBuf at C2PIPE2GM (Fixpipe Buffer)
+    case 11: {  // a TBuf at C2PIPE2GM (Fixpipe Buffer) past its 2 KB
       TBuf<TPosition::C2PIPE2GM> t;
-      pipe.InitBuffer(t, 256);
+      pipe.InitBuffer(t, 4096);
       break;
     }
     case 12: {  // half -> half into the BiasTable: dst must be float or int32_t
@@ -336,9 +350,9 @@ extern "C" __global__ __aicore__ void error_kernel(GM_ADDR gm) {
       pipe.InitBuffer(t, 64);
       break;
     }
-    case 15: {  // a TQue at C2PIPE2GM
-      TQue<TPosition::C2PIPE2GM, 1> q;
-      pipe.InitBuffer(q, 1, 256);
+    case 15: {  // a TQue at C2PIPE2GM: two buffers of 1536 bytes exceed the Fixpipe Buffer's 2 KB
+      TQue<TPosition::C2PIPE2GM, 2> q;
+      pipe.InitBuffer(q, 2, 1536);
       break;
     }
     case 16: {  // DataCopy L1 -> L0A through the local -> local form: only L1 -> BiasTable is modelled
@@ -349,12 +363,26 @@ extern "C" __global__ __aicore__ void error_kernel(GM_ADDR gm) {
       DataCopy(a2.Get<half>(), l1.Get<half>(), DataCopyParams(1, 1, 0, 0));
       break;
     }
+    case 17: {  // Load3D v2 (img2col) L1 -> L0A: declared, not modelled
+      TBuf<TPosition::A1> l1;
+      TBuf<TPosition::A2> a2;
+      pipe.InitBuffer(l1, 512);
+      pipe.InitBuffer(a2, 512);
+      LoadData3DParamsV2<half> p3;
+      p3.l1H = 1;
+      p3.l1W = 16;
+      p3.channelSize = 16;
+      p3.kExtension = 16;
+      p3.mExtension = 16;
+      LoadData(a2.Get<half>(), l1.Get<half>(), p3);
+      break;
+    }
     default: break;
   }
 }
 
 // Static Tensor programming: LocalMemAllocator<Hardware::BIAS> past the BiasTable's 1 KB, and a
-// LocalTensor at C2PIPE2GM.
+// LocalTensor at C2PIPE2GM past the Fixpipe Buffer's 2 KB.
 extern "C" __global__ __aicore__ __cube__ void static_error_kernel(GM_ADDR gm) {
   (void)gm;
   InitSocState();
@@ -365,7 +393,7 @@ extern "C" __global__ __aicore__ __cube__ void static_error_kernel(GM_ADDR gm) {
     (void)x;
     (void)y;
   } else {
-    LocalTensor<uint64_t> fb(TPosition::C2PIPE2GM, 0, 16);
+    LocalTensor<uint64_t> fb(TPosition::C2PIPE2GM, 0, 512);  // 4096 bytes
     (void)fb;
   }
 }
@@ -409,6 +437,16 @@ int RunScenario(const std::string &name) {
     Print("out", out, 2 * 256);
     return 0;
   }
+  if (name == "l1_to_gm") {  // l1_to_gm [atomic | count]
+    const uint32_t count = g_variant.empty() || g_variant == "atomic" ? 64 : static_cast<uint32_t>(std::stoi(g_variant));
+    float *x = Gm<float>(2 * 64), *out = Gm<float>(2 * 64);
+    for (int i = 0; i < 2 * 64; ++i) x[i] = 0.375f * static_cast<float>((i * 11) % 23) - 4.0f;
+    for (int i = 0; i < 2 * 64; ++i) out[i] = -99.0f;
+    SetKernelMode(KernelMode::AIC_MODE);
+    ICPU_RUN_KF(l1_to_gm_kernel, 2, reinterpret_cast<uint8_t *>(x), reinterpret_cast<uint8_t *>(out), count);
+    Print("out", out, 2 * 64);
+    return 0;
+  }
   if (name == "error") {  // variant: the case number
     g_case = std::stoi(g_variant);
     uint8_t *gm = Gm<uint8_t>(1024);
@@ -429,11 +467,4 @@ int RunScenario(const std::string &name) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <scenario> [variant]\n", argv[0]);
-    return 2;
-  }
-  g_variant = argc > 2 ? argv[2] : "";
-  return RunScenario(argv[1]);
-}
+int main(int argc, char **argv) { return cpu_debug_program::Main(argc, argv, RunScenario); }

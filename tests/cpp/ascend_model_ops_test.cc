@@ -18,6 +18,7 @@
 #include "runtime_types.h"
 #include "ops_data_copy.h"
 #include "ops_cube.h"
+#include "ops_fixpipe.h"
 #include "ops_vector.h"
 
 using namespace AscendC;
