@@ -586,7 +586,10 @@ enum class Conflict { kRAW, kWAR, kWAW, kNone };
 bool Ordered(const Record &prev, uint32_t prevId, uint32_t curId, Conflict kind, const ThreadCtx &c) {
   if (prevId == curId) return true;
   const Record &cur = M().records[curId];
-  if (static_cast<int>(cur.agent) == M().Agent(c.thread, Pipe::kS) && c.coherentWrites.count(prevId) != 0) return true;
+  if (!c.coherentWrites.empty() && static_cast<int>(cur.agent) == M().Agent(c.thread, Pipe::kS) &&
+      c.coherentWrites.count(prevId) != 0) {
+    return true;
+  }
   if (prev.agent == cur.agent) {
     const Pipe p = static_cast<Pipe>(cur.agent % kPipes);
     if (kind == Conflict::kNone || prev.epoch != c.epoch[static_cast<int>(p)]) return true;
@@ -1433,8 +1436,6 @@ void BarrierAllPipes(ThreadCtx &c);
 }  // namespace
 
 #include "runtime_pools.inc"
-
-void FailUnsupported(const char *api, const char *why, const Site &site) { Fail(api, site, why); }
 
 void Barrier(pipe_t pipe, const Site &site) {
   ThreadCtx &c = Ctx("PipeBarrier", site);

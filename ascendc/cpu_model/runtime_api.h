@@ -167,7 +167,6 @@ QueueState *CustomQueueStart(AscendC::TPosition pos, int32_t depth, uint8_t num,
 const LocalBuffer *PoolPlaceBuffer(PoolState *pool, QueueState *q, AscendC::TPosition pos, uint32_t index,
                                    int64_t slot, uint32_t addr, uint32_t len, const Site &site);
 // Size queries the A2/A3 documents do not support: stop the run.
-[[noreturn]] void FailUnsupported(const char *api, const char *why, const Site &site);
 
 }  // namespace ascend_model
 
@@ -468,15 +467,15 @@ class TBufPool {
 // Both documents list Atlas A2/A3 as not supported (CANN's header returns 0 there). The model stops the run
 // (GetUBSizeInBytes in a constant expression does not compile).
 __aicore__ inline constexpr uint32_t GetUBSizeInBytes(const ascend_model::Site &site = ascend_model::Site()) {
-  return site.line >= 0 ? (ascend_model::FailUnsupported("GetUBSizeInBytes",
-                                                         "not supported on Atlas A2/A3 (its document supports only "
-                                                         "Ascend 950PR/950DT)", site),
+  return site.line >= 0 ? (ascend_model::Fail("GetUBSizeInBytes", site,
+                                              "not supported on Atlas A2/A3 (its document supports only "
+                                              "Ascend 950PR/950DT)"),
                            0u)
                         : 0u;
 }
 __aicore__ inline uint32_t GetRuntimeUBSize(const ascend_model::Site &site = ascend_model::Site()) {
-  ascend_model::FailUnsupported("GetRuntimeUBSize",
-                                "not supported on Atlas A2/A3 (its document supports only Ascend 950PR/950DT)", site);
+  ascend_model::Fail("GetRuntimeUBSize", site,
+                     "not supported on Atlas A2/A3 (its document supports only Ascend 950PR/950DT)");
 }
 
 // 工具接口/系统资源与变量/GetSystemCycle(ISASI).md: the system counter, 50 MHz on A2/A3. The model has no

@@ -22,7 +22,8 @@ namespace avx512bf16 {
 
 // vdpbf16ps's multiply-adds per second over the fp32 FMA's on the calling core: twelve independent accumulator
 // chains of each (more than latency x ports on the cores measured), 4096 steps a run, the best of three
-// interleaved runs each (a run is about 0.1 ms). A vdpbf16ps is 32 multiply-adds, an FMA 16.
+// interleaved runs each (a run is some 10-40 µs, the whole probe about 0.2 ms). A vdpbf16ps is 32 multiply-adds,
+// an FMA 16.
 double Bf16PairMacRateOverFma() {
   using Clock = std::chrono::steady_clock;
   constexpr int kChains = 12, kSteps = 4096;
