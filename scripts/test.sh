@@ -17,7 +17,8 @@ ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" UBSAN_OPTIONS="halt_on_error=1:pr
   "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_case_matrix.py tests/test_value_errors.py \
   tests/test_properties.py tests/test_api.py tests/test_cpu_bf16_pairs.py tests/test_cpu_decode_ahead.py tests/test_cpu_dot_path.py tests/test_cpu_int8_scales.py tests/test_fp32_accumulation.py tests/test_reference.py tests/test_dynamic_shape.py \
   tests/test_aclnn_infer_shape.py tests/test_ascend_kernel_matrix.py tests/test_ascend_kernel_model.py \
-  tests/test_ascend_kernel_properties.py tests/test_ascend_model_cpu_debug.py tests/test_ascend_model_vector.py \
+  tests/test_ascend_kernel_properties.py tests/test_ascend_kernel_fp16_scores.py tests/test_ascend_model_cpu_debug.py \
+  tests/test_ascend_model_vector.py \
   tests/test_ascend_model_cube_positions.py tests/test_ascend_model_cube_quant.py tests/test_ascend_model_memory.py \
   tests/test_ascend_model_block_sync.py \
   tests/test_m3_moe_grouped.py

@@ -22,7 +22,7 @@ def test_rates_table_a3_as_cited():
     assert A3.clock_hz == F and A3.aic_cores == 24 and A3.aiv_cores == 48
     assert A3.cube_macs_per_cycle_fp16 == 4096 and A3.cube_macs_per_cycle_int8 == 8192
     assert A3.mte2_per_core.fast == 110 * F and A3.mte2_per_core.slow == 32 * F
-    assert A3.mte1_per_core.fast == 512 * F and A3.mte1_per_core.slow == 256 * F
+    assert A3.mte1_per_core.fast == 512 * F and A3.mte1_per_core.slow == 128 * F
     assert A3.hbm.fast == A3.hbm.slow == 24 * 32 * F
     # every rate has a source line, and the unsourced ones say so
     for key in ("clock_hz", "aic_cores", "mte2_per_core", "hbm", "flag_latency_s", "launch_s"):

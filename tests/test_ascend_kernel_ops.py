@@ -79,6 +79,19 @@ void KernelCalls(PROBE_ARGS) {
   Cast(f, h, RoundMode::CAST_NONE, count * 128u);
   Cast(b, f, RoundMode::CAST_RINT, count * 128u);
   DataCopyPad(gh[9], h, out); DataCopyPad(gb[9], b, out);
+  // fp16 scores (16-bit keys), their range check and the fp32 recompute
+  fix.quantPre = QuantMode_t::F322F16;
+  Fixpipe(gh[64], f, fix);
+  DataCopy(h, gh[128], rows * 128u);
+  Cast(f, b, RoundMode::CAST_NONE, count * 128u);
+  uint64_t lanes[2] = {0xF0ULL, 0ULL};
+  Abs(f, f[64], lanes, 1, UnaryRepeatParams(1, 1, 8, 8));
+  DataCopyPadExtParams<half> padh{false, 0, 0, half(0.0f)};
+  DataCopyPadExtParams<bfloat16_t> padb{false, 0, 0, bfloat16_t(0.0f)};
+  DataCopyPad(h, gh[11], out, padh); DataCopyPad(b, gb[11], out, padb);
+  Mul(f[64], f[64], f[128], 64u, static_cast<uint8_t>(count), BinaryRepeatParams(1, 1, 1, 16, 16, 0));
+  Add(f, f, f[64], 64u, static_cast<uint8_t>(count), BinaryRepeatParams(1, 1, 1, 16, 16, 16));
+  WholeReduceSum(f[256], f, 64u, static_cast<int32_t>(count), 1, 1, 16);
 }
 """
 

@@ -16,25 +16,31 @@ from ms_msa.testing import ascend_model, cases
 from ms_msa.testing.numeric import assert_accepted, mismatches
 
 KERNEL_H = os.path.join(ascend_model.OP_KERNEL, "msa_index_score_kernel.h")
+KERNEL_HEADERS = sorted(f for f in os.listdir(ascend_model.OP_KERNEL) if f.endswith(".h"))
 _SYNC = re.compile(r"\b(CrossCoreSetFlag|CrossCoreWaitFlag|SetFlag|WaitFlag|PipeBarrier)\b")
 
 # Together these run every sync call of the kernel: fp16 and bf16 with int8 keys (both widening
-# paths), contiguous and strided scales, several pages per core (result slots reused), several tasks
-# per core, columns no row sees, request-mode forcing.
-SYNC_CASES = ["L1-prefill-unaligned", "L1-int8-dequant", "X-gqa-n2-4-tnd-int8", "X-bf16-int8", "L0-wide-table-257",
-              "L1-decode-speculative"]
+# paths), contiguous and strided scales, several pages per core, columns no row sees, request-mode
+# forcing, (the decode batch on one AI core: 7 S-tiles of 6 requests) the ring of S-tiles and the
+# query buffers reused, and (scores beyond fp16's range, several tasks on one core) the range check
+# and the fp32 recompute. (case name, AI cores of the chip)
+CHIP = ascend_model.DEFAULT_AIC_CORES
+SYNC_CASES = [("L1-prefill-unaligned", CHIP), ("L1-int8-dequant", CHIP), ("X-gqa-n2-4-tnd-int8", CHIP),
+              ("X-bf16-int8", CHIP), ("L0-wide-table-257", CHIP), ("L1-decode-speculative", CHIP),
+              ("L1-decode-lq1", 1), ("X-fp16-scores-overflow", 1)]
 
 
 def _sync_sites_in_source():
-    """"msa_index_score_kernel.h:<line>:<api>" of every sync call in the kernel (comments stripped)."""
+    """"<header>:<line>:<api>" of every sync call in the kernel's headers (comments stripped)."""
     sites = set()
-    with open(KERNEL_H) as f:
-        for number, line in enumerate(f, 1):
-            code = line.split("//", 1)[0]
-            calls = _SYNC.findall(code)
-            assert len(calls) <= 1, f"one sync call per line, so that each can be dropped alone: line {number}"
-            if calls:
-                sites.add(f"msa_index_score_kernel.h:{number}:{calls[0]}")
+    for name in KERNEL_HEADERS:
+        with open(os.path.join(ascend_model.OP_KERNEL, name)) as f:
+            for number, line in enumerate(f, 1):
+                code = line.split("//", 1)[0]
+                calls = _SYNC.findall(code)
+                assert len(calls) <= 1, f"one sync call per line, so that each can be dropped alone: {name}:{number}"
+                if calls:
+                    sites.add(f"{name}:{number}:{calls[0]}")
     return sites
 
 
@@ -49,21 +55,21 @@ def test_every_sync_call_of_the_kernel_is_needed():
     in_source = _sync_sites_in_source()
     assert len(in_source) > 30
     executed_by = {}
-    for name in SYNC_CASES:
+    for name, aic_cores in SYNC_CASES:
         run = ascend_model.KernelRun()
-        case, inputs, out = _run(name, run=run)
+        case, inputs, out = _run(name, run=run, aic_cores=aic_cores)
         assert_accepted(out, inputs.run_reference(), case.fill_value, name)
         for site in run.sync_sites:
-            if site.startswith("msa_index_score_kernel.h:"):
-                executed_by.setdefault(site, []).append(name)
+            if site.split(":", 1)[0] in KERNEL_HEADERS:
+                executed_by.setdefault(site, []).append((name, aic_cores))
     missing = in_source - set(executed_by)
     assert not missing, f"sync calls no case runs: {sorted(missing)}"
     unnoticed = []
-    for site in sorted(in_source, key=lambda s: int(s.split(":")[1])):
+    for site in sorted(in_source, key=lambda s: (s.split(":")[0], int(s.split(":")[1]))):
         reported = None
-        for name in executed_by[site]:
+        for name, aic_cores in executed_by[site]:
             try:
-                _run(name, skip_sync_site=site)
+                _run(name, skip_sync_site=site, aic_cores=aic_cores)
             except ascend_model.ModelError as err:
                 reported = str(err)
                 break
@@ -97,15 +103,16 @@ def test_unedited_copy_passes(tmp_path):
 
 
 def test_transfer_grown_past_its_buffer_is_reported(tmp_path):
-    # Each Vector core copies one row more of the result slot than its rows: 65 rows into 64.
-    variant = _variant(tmp_path, [("                 myRows * kPageKeys);", "                 (myRows + 1) * kPageKeys);")])
+    # Each Vector core copies one row more of the S-tile than its rows: 65 rows into 64.
+    variant = _variant(tmp_path, [("DataCopy(result, stageGm_[at], myRows * kPageKeys);",
+                                   "DataCopy(result, stageGm_[at], (myRows + 1) * kPageKeys);")])
     with pytest.raises(ascend_model.ModelError, match=r"DataCopy.*out of bounds.*resultInQue_"):
         _run("L0-prefill-aligned", kernel=variant)
 
 
 @pytest.mark.parametrize("edit", [
     ("    qLoad.srcStride = rowsAligned / kFractal;", "    qLoad.srcStride = 1;"),  # LoadData (query, L1 -> L0A)
-    ("    fix.dstStride = kPageKeys;  // row-major [rows, 128] fp32 in the slot",
+    ("    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile",
      "    fix.dstStride = kPageKeys / 2;"),  # Fixpipe (L0C -> GM)
 ], ids=["loaddata-srcstride", "fixpipe-dststride"])
 def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit):
@@ -126,16 +133,16 @@ def _site_of(text, api):
 def test_results_and_reports_do_not_depend_on_the_order_of_turns(monkeypatch):
     """The model's threads take turns; in the other order the scores are bit-identical and every
     dropped hand-over is still reported (hazards come from happens-before, not from an interleaving)."""
-    dropped = [_site_of("if (pagesIssued_ >= kResultSlots) CrossCoreWaitFlag", "CrossCoreWaitFlag"),
-               _site_of("CrossCoreWaitFlag(kFlagResultReady + slot);", "CrossCoreWaitFlag"),
+    dropped = [_site_of("if (stilesIssued_ >= kRingStages) CrossCoreWaitFlag", "CrossCoreWaitFlag"),
+               _site_of("CrossCoreWaitFlag(kFlagStageReady + stage);", "CrossCoreWaitFlag"),
                _site_of("WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);", "WaitFlag")]
     results = {}
     for turns in ("forward", "reverse"):
         monkeypatch.setenv("ASCEND_MODEL_TURNS", turns)
         outs = [_run(name)[2] for name in ("L1-decode-speculative", "X-bf16-int8")]
-        for site in dropped:
+        for site in dropped:  # on one AI core, so that the ring of S-tiles wraps
             with pytest.raises(ascend_model.ModelError, match="hazard|hang"):
-                _run("L1-decode-speculative", skip_sync_site=site)
+                _run("L1-decode-lq1", skip_sync_site=site, aic_cores=1)
         results[turns] = outs
     for a, b in zip(results["forward"], results["reverse"]):
         assert a.tobytes() == b.tobytes()

@@ -288,3 +288,67 @@ def test_dropping_mte2_fix_is_a_raw_on_the_quantisation_words(program):
 def test_refused(program, args, pattern):
     err = _stopped(program, *args)
     assert re.search(pattern, err), err
+
+
+# --- CTRL[48]: the floating saturation mode of the conversions out of L0C -----------------------------------------
+
+def _out_and_sat(program, *args, **env):
+    """The program's output and GetSaturationFlag<SaturationMode::FLOAT>() as the kernel saw it."""
+    res = _run(program, *args, **env)
+    lines = {line.split()[0]: line.split()[1:] for line in res.stdout.splitlines() if line.split()}
+    return np.array([float(v) for v in lines["out"]]), int(lines["sat"][0])
+
+
+def _bf16(x):
+    """float32 -> bfloat16_t, round to nearest even (CAST_RINT), back as float64."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return r.view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("path", ["fix", "dc"])
+@pytest.mark.parametrize("sat", [None, 1, 0], ids=["default", "on", "off"])
+def test_half_results_follow_the_saturation_mode(program, path, sat):
+    """Fixpipe（L0C到GM数据搬运）.md and DataCopy（L0C到GM数据搬运）.md, 特殊值/边界值约束说明 (A2/A3): in CTRL[48]'s
+    saturation mode an inf result becomes +-MAX; CTRL[48] is 0, saturation, by default (SetCtrlSpr(ISASI).md,
+    tables 4 and 5); SetSaturationFlag<SaturationMode::FLOAT>(false) keeps inf. F322F16 of C = (4096 A) @ W.T,
+    whose entries reach 1.3e6."""
+    env = {"CUBE_QUANT_A_SCALE": "4096"}
+    if sat is not None:
+        env["CUBE_QUANT_SAT"] = str(sat)
+    got, seen = _out_and_sat(program, "f16_f16", path, F322F16, 0, 0, **env)
+    with np.errstate(over="ignore"):
+        want = (_c("f16") * 4096.0).astype(np.float32).astype(np.float16).astype(np.float64)
+    assert np.isinf(want).any() and np.isfinite(want).any()
+    saturating = sat != 0
+    assert seen == int(saturating)
+    if saturating:
+        want = np.clip(want, -65504.0, 65504.0)
+    np.testing.assert_array_equal(got.reshape(M, N), want)
+
+
+@pytest.mark.parametrize("sat", [None, 0], ids=["default", "off"])
+def test_deqf16_overflow_follows_the_saturation_mode(program, sat):
+    """(V)DEQF16 beyond half's range (M1 = 1024 on entries up to 320): +-65504 by default, inf with saturation off."""
+    word = _f32_bits(1024.0)
+    env = {} if sat is None else {"CUBE_QUANT_SAT": str(sat)}
+    got, _ = _out_and_sat(program, "i8_f16", "fix", DEQF16, 0, f"{word:x}", **env)
+    with np.errstate(over="ignore"):
+        want = _quant(_c("i8"), [word] * N, 0, "deqf16", np.float16)
+    assert np.isinf(want).any()
+    if sat is None:
+        want = np.clip(want, -65504.0, 65504.0)
+    np.testing.assert_array_equal(got.reshape(M, N), want)
+
+
+def test_f322bf16_rounds_to_nearest_even(program):
+    """F322BF16: fp32 results of (3.3 A in half) @ W.T, exact in fp32 (at most 18 significant bits), rounded to
+    bfloat16_t's 8 significant bits."""
+    got, _ = _out_and_sat(program, "f16_bf16", "fix", F322BF16, 0, 0, CUBE_QUANT_A_SCALE="3.3")
+    k = 16
+    a = (((np.arange(M * k) * 7) % 9 - 4).astype(np.float32) * np.float32(3.3)).astype(np.float16)
+    w = ((np.arange(N * k) * 5) % 11 - 5).astype(np.float64)
+    c = a.astype(np.float64).reshape(M, k) @ w.reshape(N, k).T
+    want = _bf16(c)
+    assert (want != c).any()
+    np.testing.assert_array_equal(got.reshape(M, N), want)

@@ -16,6 +16,7 @@ namespace ascend_model {
 // Per-core work counters (issue §8).
 struct CoreCounters {
   uint64_t mte1Bytes = 0, mte2Bytes = 0, mte3Bytes = 0, fixBytes = 0;
+  uint64_t fixGmBytes = 0;  // bytes FIX writes to GM (fixBytes counts what it reads from L0C)
   uint64_t cubeFractalMacs = 0;
   uint64_t vectorRepeats = 0;
   uint64_t crossCoreSets = 0;  // CrossCoreSetFlag calls (handshakes) of the core's three threads

@@ -74,6 +74,12 @@ bool PadValue(void *out, uint64_t elemBytes, const char *api, const Site &site);
 // SetPadValue: records the calling core's padding value (`supported`: a type the A2/A3 document lists).
 void SetPadValueBytes(const void *value, uint64_t bytes, bool supported, const Site &site);
 
+// CTRL[48] of the calling core, the floating saturation mode (SetSaturationFlag<SaturationMode::FLOAT>):
+// true (the A2/A3 default, CTRL[48] = 0) saturates a half or bfloat16_t conversion result that is inf
+// to +-MAX of its type and one that is NaN to 0; false keeps inf / NaN.
+bool FloatSaturation(const char *api, const Site &site);
+void SetFloatSaturation(bool on, const Site &site);
+
 // Stops the run: a parameter the hardware rejects (misaligned, over capacity, out of range).
 [[noreturn]] void Fail(const char *api, const Site &site, const std::string &message);
 

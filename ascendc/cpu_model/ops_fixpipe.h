@@ -64,6 +64,27 @@ struct L0cToGm {
 
 inline bool IsVectorQuant(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8; }
 
+// A float result stored as T (CAST_RINT). Into half or bfloat16_t under CTRL[48]'s saturation mode
+// (`saturate`, the default; SetSaturationFlag<SaturationMode::FLOAT>): a result that is inf becomes
+// +-MAX of T and NaN becomes 0 (Fixpipe / DataCopy L0C -> GM: 特殊值/边界值约束说明); otherwise
+// inf / NaN stay.
+template <typename T>
+inline void StoreConverted(uint8_t *out, float v, bool saturate) {
+  using namespace ascend_model;
+  using namespace ascend_model::ops;
+  StoreFloat<T>(out, v, Rounding::kRint);
+  constexpr Kind k = KindOf<T>();
+  if (k != Kind::kF16 && k != Kind::kBF16) return;
+  if (!saturate) return;
+  const float back = LoadFloat<T>(out);
+  if (std::isnan(back)) {
+    StoreFloat<T>(out, 0.0f, Rounding::kRint);
+  } else if (std::isinf(back)) {
+    const float max = k == Kind::kF16 ? 65504.0f : 3.38953139e38f;  // the largest finite half / bfloat16_t
+    StoreFloat<T>(out, back > 0.0f ? max : -max, Rounding::kRint);
+  }
+}
+
 // L0C (CO1) -> GM. Element (m, n) of NZ matrix i is read from element
 //   i * srcNdStride * 256 + (n / 16) * srcStride * 16 + m * 16 + n % 16      of src,
 // converted (below), and written to
@@ -72,15 +93,14 @@ inline bool IsVectorQuant(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_
 //          sizeof(T) of dst (dstStride in 32-byte units)
 // for m < mSize, n < nSize. The conversions (quantPre, "随路量化", "随路量化与随路ReLU场景组合"; A2/A3 data
 // types of the Fixpipe document): float -> float (NoQuant), half (F322F16), bfloat16_t (F322BF16), both
-// CAST_RINT; float -> int8_t / uint8_t ((V)QF322B8_PRE); int32_t -> int32_t (NoQuant), half ((V)DEQF16),
+// CAST_RINT and then CTRL[48]'s saturation; float -> int8_t / uint8_t ((V)QF322B8_PRE); int32_t -> int32_t (NoQuant), half ((V)DEQF16),
 // int8_t / uint8_t ((V)REQ8). ReLU (reluEn / reluPre) multiplies negative values by M2 = 0; without it
 // M2 = M1. With a quantisation word:
 //   x (int32_t source): MCB = 1 -> x >> N (arithmetic), which must fit int16_t (the document says it
 //     becomes an int16_t and does not say how it saturates: the model stops otherwise); then x as float
 //     (round to nearest even for |x| > 2^24, an assumption); MCB and N are ignored for QF322B8_PRE
 //   y = x * (x >= 0 ? M1 : M2) in fp32
-//   (V)DEQF16: half(y), CAST_RINT; a finite y beyond half's range stops the run (saturation is CTRL[48]'s,
-//     not modelled)
+//   (V)DEQF16: half(y), CAST_RINT, then CTRL[48]'s saturation (StoreConverted)
 //   (V)QF322B8_PRE / (V)REQ8: rint(y) (round half to even: the document's CAST_RINT), saturated to
 //     [-128, 127] when Sign = 1 or [0, 255] when Sign = 0, stored as one byte. A nonzero Offset stops the
 //     run: the document calls it a 9-bit integer without saying whether it is signed or where it is
@@ -173,6 +193,7 @@ inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, con
   }
   writes.Report();
 
+  const bool saturate = FloatSaturation(api, site);
   auto convert = [&](const uint8_t *in, uint64_t col, uint8_t *out) {
     if (!quant) {
       if (ks == Kind::kI32) {
@@ -184,7 +205,7 @@ inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, con
         float v;
         std::memcpy(&v, in, 4);
         if (p.relu && v < 0.0f) v = 0.0f;
-        StoreFloat<T>(out, v, Rounding::kRint);
+        StoreConverted<T>(out, v, saturate);
       }
       return;
     }
@@ -207,12 +228,7 @@ inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, con
     }
     const float y = x * ((x >= 0.0f || !p.relu) ? w.m1 : 0.0f);
     if (q == DEQF16 || q == VDEQF16) {
-      StoreFloat<T>(out, y, Rounding::kRint);
-      float back = LoadFloat<T>(out);
-      if (std::isinf(back) && !std::isinf(y)) {
-        Fail(api, site, "(V)DEQF16: " + std::to_string(y) + " overflows half; whether it saturates depends on "
-                        "CTRL[48], which the model does not model");
-      }
+      StoreConverted<T>(out, y, saturate);
       return;
     }
     if (w.offset != 0) {

@@ -354,6 +354,7 @@ struct ThreadCtx {
   uint8_t atomicOp = kAtomicNone, atomicKind = 0, atomicBytes = 0;
   Site atomicSite;
   std::vector<uint8_t> padValue;  // SetPadValue (empty: none)
+  bool floatSaturation = true;     // CTRL[48] = 0 at kernel entry (SetCtrlSpr(ISASI).md, tables 4 and 5)
   // Static Tensor programming: one LocalMemAllocator per memory; not mixed with TPipe buffers.
   bool allocator[static_cast<int>(AscendC::Hardware::MAX)] = {false};
   bool usedPipeBuffers = false, usedStatic = false;
@@ -748,6 +749,8 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
       case Pipe::kFIX: k.fixBytes += bytes; break;
       default: break;
     }
+  } else if (pipe == Pipe::kFIX && span.space == Space::kGM) {
+    m.counters[c.core].fixGmBytes += bytes;
   }
   if (region->kind == GmKind::kReadOnly) {
     if (access == Access::kWrite) Fail(api, site, "writes " + region->name + ", an input of the kernel");
@@ -971,6 +974,14 @@ void SetPadValueBytes(const void *value, uint64_t bytes, bool supported, const S
   ThreadCtx &c = Ctx("SetPadValue", site);
   if (!supported) Fail("SetPadValue", site, "this type is not among the padding types Atlas A2/A3 take");
   c.padValue.assign(static_cast<const uint8_t *>(value), static_cast<const uint8_t *>(value) + bytes);
+  EndInstruction(c);
+}
+
+bool FloatSaturation(const char *api, const Site &site) { return Ctx(api, site).floatSaturation; }
+
+void SetFloatSaturation(bool on, const Site &site) {
+  ThreadCtx &c = Ctx("SetSaturationFlag", site);
+  c.floatSaturation = on;
   EndInstruction(c);
 }
 

@@ -532,6 +532,28 @@ __aicore__ inline void SyncAll(const GlobalTensor<int32_t> &gmWorkspace, const L
                             static_cast<TPosition>(ubWorkspace.GetPosition()), usedCores, site);
 }
 
+// ---- saturation modes (kernel_operator_common_intf.h, SetSaturationFlag(ISASI).md) ----------------------
+// FLOAT is CTRL[48]: on (the A2/A3 default) a half / bfloat16_t conversion result that is inf becomes
+// +-MAX and NaN becomes 0; the model applies it where Fixpipe / DataCopy L0C -> GM convert (F322F16,
+// F322BF16, (V)DEQF16). CAST on is what the model's Cast to integers does (saturation); CAST off
+// (truncation to the low bits) is not modelled and stops the run.
+enum class SaturationMode : uint8_t { FLOAT, CAST };
+template <SaturationMode mode>
+__aicore__ inline void SetSaturationFlag(bool enableSat, const ascend_model::Site &site = ascend_model::Site()) {
+  if constexpr (mode == SaturationMode::FLOAT) {
+    ascend_model::SetFloatSaturation(enableSat, site);
+  } else if (!enableSat) {
+    ascend_model::Fail("SetSaturationFlag", site,
+                       "SaturationMode::CAST off (out-of-range integer results truncated to their low bits) is not "
+                       "modelled: the model's Cast saturates");
+  }
+}
+template <SaturationMode mode>
+__aicore__ inline bool GetSaturationFlag(const ascend_model::Site &site = ascend_model::Site()) {
+  if constexpr (mode == SaturationMode::FLOAT) return ascend_model::FloatSaturation("GetSaturationFlag", site);
+  return true;
+}
+
 // ---- atomic DMA stores to GM (kernel_operator_set_atomic_intf.h) ----------------------------------------
 // After SetAtomicAdd<T> (Max, Min) every DMA store of this core to GM (MTE3 from UB, FIX from L0C)
 // combines its T elements with the bytes in GM instead of overwriting them, until DisableDmaAtomic.

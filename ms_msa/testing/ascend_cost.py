@@ -26,8 +26,8 @@ import dataclasses
 import math
 from typing import Dict, Iterable, Optional, Tuple
 
-COUNTERS = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "cube_fractal_macs", "vector_repeats",
-            "cross_core_sets")
+COUNTERS = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "fix_gm_bytes", "cube_fractal_macs",
+            "vector_repeats", "cross_core_sets")
 FRACTAL_MACS = 16 * 16 * 16  # one 16-bit fractal multiply-accumulate block
 
 
@@ -85,7 +85,7 @@ def _c220(name, aic):
         cube_macs_per_cycle_fp16=16 * 16 * 16, cube_macs_per_cycle_int8=16 * 32 * 16,
         vector_bytes_per_cycle=256.0, vector_cycles_per_repeat=Bracket(1.0, 7.0),
         mte2_per_core=_per_core(110, 32, _C220_CLOCK),     # l2_read_rate / ddr_rate, B/cycle
-        mte1_per_core=_per_core(512, 256, _C220_CLOCK),    # l1_to_l0_a_rate / l1_to_l0_b_rate
+        mte1_per_core=_per_core(512, 128, _C220_CLOCK),    # ini l1_to_l0_a_rate / NPU架构版本2201.md L1 -> L0B
         mte3_per_core=_per_core(64, 64, _C220_CLOCK),      # ub_to_l2_rate / ub_to_ddr_rate
         fix_per_core=Bracket(70.0 * 2**30, 70.0 * 2**30),  # pto-isa L0C_TO_GM, GiB/s
         hbm=Bracket(24 * 32 * _C220_CLOCK, aic * 32 * _C220_CLOCK),
@@ -130,7 +130,9 @@ RATE_SOURCES = {
     "mte2_per_core": f"{_PYPTO}910PR_9363.ini [AICoreMemoryRates] l2_read_rate=110 (fast, L2 hit), "
                      "ddr_rate=32 (slow, from HBM) bytes/cycle; 950: l2_rate=100, ddr_rate=31. "
                      f"Corroborated by {_PTO}arch_config.hpp GM_TO_L1 135 GiB/s = 78 B/cycle (inside)",
-    "mte1_per_core": "ini l1_to_l0_a_rate=512, l1_to_l0_b_rate=256 (A3); 256 / 256 (950)",
+    "mte1_per_core": "fast: ini l1_to_l0_a_rate=512 (A3); slow: asc-devkit docs/zh/guide/编程指南/高级编程/硬件实现/架构规格/"
+                     "NPU架构版本2201.md, 不同数据通路的带宽: L1 -> L0A 256, L1 -> L0B 128 Bytes/cycle (the ini gives "
+                     "512 / 256); 950: ini 256 / 256",
     "mte3_per_core": "ini ub_to_l2_rate=64, ub_to_ddr_rate=64 (A3); 950 [VectorCoreMemoryRates] "
                      "ub_to_l2_rate=42, ub_to_ddr_rate=40",
     "fix_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L0C_TO_GM = 70 GiB/s (no 950 value published)",

@@ -10,7 +10,7 @@ from .ascend_cost import CHIPS, M3_SHAPES, SHAPES_BY_NAME, Shape, estimate, roof
 
 
 # ---- the --estimate table ----------------------------------------------------------------------------
-OUR_RING_DEPTH = 2  # kResultSlots of op_kernel/msa_index_score_tiling_data.h
+OUR_RING_DEPTH = 4  # kRingStages of op_kernel/msa_index_score_tiling_data.h
 
 
 def _fmt(lo, hi):
@@ -29,12 +29,17 @@ def estimate_rows(shapes, chip_name="A3", stream=None, counts_of=None):
         prod = estimate(ascend_production.core_counts(shape, chip.aic_cores), chip, comp,
                         ascend_production.RING_DEPTH)
         rl = roofline(comp, shape.macs(), chip)
-        row = dict(shape=shape.name, production=prod, roofline=rl, ours=None, model_seconds=None)
+        row = dict(shape=shape.name, production=prod, roofline=rl, ours=None, model_seconds=None, handovers=None,
+                   s_bytes=None)
         if counts_of is not None:
             t0 = time.time()
             counters = counts_of(shape, chip.aic_cores)
             row["model_seconds"] = time.time() - t0
             row["ours"] = estimate(counters, chip, comp, OUR_RING_DEPTH)
+            # Cross-core flags set (Cube -> Vector hand-overs and their frees) and S workspace bytes (the
+            # Fixpipe's writes): the counters issue 31 compares with the previous kernel.
+            row["handovers"] = sum(c.get("cross_core_sets", 0) for c in counters)
+            row["s_bytes"] = sum(c.get("fix_gm_bytes", 0) for c in counters)
         rows.append(row)
         print_row(row, stream)
     return rows
@@ -44,7 +49,7 @@ def print_header(chip_name, stream):
     print(f"MsaIndexScore on {chip_name}, M3 index shapes (N1=4, N2=1, D=128, block 128): microseconds per "
           "call, ESTIMATED, NOT MEASURED ([low, high] where a rate is a bracket)", file=stream)
     print(f"{'shape':<22} {'ours':>22} {'production':>22} {'roofline':>20}  bound (ours / production / "
-          f"roofline), cores", file=stream)
+          f"roofline), cores; ours: cross-core sets, S MB", file=stream)
 
 
 def print_row(row, stream):
@@ -52,8 +57,9 @@ def print_row(row, stream):
     ours = _fmt(o.low, o.high) if o else "-"
     ob = f"{o.bound_low}/{o.bound_high}" if o else "-"
     cores = f"{o.parts['cores'] if o else '-'} / {p.parts['cores']}"
+    counts = f"; {row['handovers']}, {row['s_bytes'] / 1e6:.1f}" if o else ""
     print(f"{row['shape']:<22} {ours:>22} {_fmt(p.low, p.high):>22} {_fmt(rl_lo, rl_hi):>20}  "
-          f"{ob} / {p.bound_low}/{p.bound_high} / {rl_bound}, {cores}", file=stream, flush=True)
+          f"{ob} / {p.bound_low}/{p.bound_high} / {rl_bound}, {cores}{counts}", file=stream, flush=True)
 
 
 def estimate_main(counts_of, case_names=None, shape_spec=None, chip_name="A3", stream=None):

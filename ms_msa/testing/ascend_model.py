@@ -46,8 +46,9 @@ COMMON = os.path.join(_build.CSRC_DIR, "common")
 
 # Cube cores of the modelled chip (Atlas A2, 24 AIC): the tiling decides how many it launches.
 DEFAULT_AIC_CORES = 24
-COUNTER_NAMES = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "cube_fractal_macs", "vector_repeats",
-                 "cross_core_sets")
+# Per-core counters, in the order of the model library's export (driver.cc kCounters).
+COUNTER_NAMES = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "fix_gm_bytes", "cube_fractal_macs",
+                 "vector_repeats", "cross_core_sets")
 _MAX_CORES = 64
 _DTYPE_NAMES = {"half": "float16", "bfloat16_t": "bfloat16", "int8_t": "int8"}
 _MSG_CAP = 8192
@@ -199,7 +200,7 @@ def launch(tensors, layout_key, sparse_mode, init_blocks, local_blocks, out_shap
         keep.append(host)
         data[i] = host.ctypes.data
     score = np.empty(out_shape, np.float32)
-    counters = (ctypes.c_uint64 * (7 * _MAX_CORES))()
+    counters = (ctypes.c_uint64 * (len(COUNTER_NAMES) * _MAX_CORES))()
     cores = ctypes.c_uint32(0)
     msg = ctypes.create_string_buffer(_MSG_CAP)
     code = lib.ascend_model_msa_index_score(
@@ -208,7 +209,8 @@ def launch(tensors, layout_key, sparse_mode, init_blocks, local_blocks, out_shap
         counters, _MAX_CORES, ctypes.byref(cores), msg, _MSG_CAP)
     if run is not None:
         run.cores = cores.value
-        run.counters = [dict(zip(COUNTER_NAMES, counters[7 * c:7 * c + 7])) for c in range(cores.value)]
+        n = len(COUNTER_NAMES)
+        run.counters = [dict(zip(COUNTER_NAMES, counters[n * c:n * c + n])) for c in range(cores.value)]
         size = lib.ascend_model_sync_sites(None, 0)
         buf = ctypes.create_string_buffer(size + 1)
         lib.ascend_model_sync_sites(buf, size + 1)

@@ -34,6 +34,7 @@ class Case:
     key_rank3: bool = False          # BBND key as [NP, P, D] (N2 = 1)
     scale_order: str = "BNB"         # paged int8 scale built as [NP, N2, P] ("BNB") or [NP, P, N2] ("BBN")
     scale_layout: str = "auto"       # the Cell attribute
+    query_scale: float = 1.0         # the query's standard deviation (large: scores beyond fp16's range)
 
     def attrs(self):
         return dict(layout_key=self.layout, sparse_mode=self.sparse_mode, init_blocks=self.init_blocks,
@@ -110,6 +111,9 @@ EXTENSION_CASES = [
     _c("X-token-window-tnd", **UNALIGNED, layout="TND", local_window="token", local_blocks=2, init_blocks=1),
     _c("X-init-blocks", 8, 128, 16, (64, 48), (700, 520), (4, 3), init_blocks=2, local_blocks=2),
     _c("X-raw-score", 8, 128, 16, (4, 2), (1024, 260), (7, 2), local_blocks=0),
+    # Scores far beyond fp16's 65504 (the Ascend kernel's S workspace; it recomputes such pages in fp32).
+    _c("X-fp16-scores-overflow", **UNALIGNED, query_scale=2.0 ** 12),
+    _c("X-bf16-scores-overflow", 8, 128, 16, (4, 2), (1024, 260), (7, 2), dtype="bfloat16", query_scale=2.0 ** 20),
     _c("X-fill-value", **UNALIGNED, fill_value=-1e4),
     _c("X-fill-value-zero-tnd", **UNALIGNED, fill_value=0.0, layout="TND"),
     _c("X-fp32", **UNALIGNED, dtype="float32"),
@@ -182,7 +186,7 @@ def build_inputs(case, seed=0):
     start = case.start_loc if case.start_loc is not None else tuple(max(n - 1, 0) for n in blocks_needed)
     key_dtype = "int8" if case.int8_key else case.dtype
 
-    query = dtypes.round_to(rng.standard_normal((T1, N1, D)), case.dtype)
+    query = dtypes.round_to(rng.standard_normal((T1, N1, D)) * case.query_scale, case.dtype)
 
     def key_values(shape):
         if case.int8_key:

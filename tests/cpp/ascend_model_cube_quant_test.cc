@@ -35,6 +35,9 @@ uint64_t g_word = 0;          // the scalar quantisation word
 int g_fbAddr = 0;             // byte address of the quantisation words in the Fixpipe Buffer
 bool g_bt = false;            // W in GM is B (K x N, ND), loaded into L0B by LoadDataWithTranspose
 int g_nSize = kN;             // nSize of the L0C -> GM copy (NZ2ND: the ND row keeps its pitch kN)
+int g_sat = -1;               // CUBE_QUANT_SAT: SetSaturationFlag<FLOAT>(g_sat != 0) first (-1: untouched)
+float g_aScale = 1.0f;        // CUBE_QUANT_A_SCALE: A's (floating) elements times this
+int g_satSeen = -1;           // GetSaturationFlag<FLOAT>() just before the copy out
 
 bool IsVector(QuantMode_t q) { return q == VDEQF16 || q == VQF322B8_PRE || q == VREQ8; }
 bool IsScalar(QuantMode_t q) { return q == DEQF16 || q == QF322B8_PRE || q == REQ8; }
@@ -47,6 +50,7 @@ void QuantBody(GM_ADDR a, GM_ADDR w, GM_ADDR words, GM_ADDR out) {
   // Nd2Nz counts int4b_t columns in bytes (two int4b_t as one int8_t, as CANN's mmad example does).
   constexpr int kKd = kInt4 ? kK / 2 : kK;
   InitSocState();
+  if (g_sat >= 0) SetSaturationFlag<SaturationMode::FLOAT>(g_sat != 0);
   GlobalTensor<TIn> aGm, wGm;
   GlobalTensor<uint64_t> wordsGm;
   GlobalTensor<TOut> outGm;
@@ -89,6 +93,7 @@ void QuantBody(GM_ADDR a, GM_ADDR w, GM_ADDR words, GM_ADDR out) {
   WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
   SetFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
   WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
+  g_satSeen = GetSaturationFlag<SaturationMode::FLOAT>() ? 1 : 0;
 
   if (g_path == "fix" || g_path == "fix_nz") {
     FixpipeParamsV220 fp;
@@ -152,6 +157,12 @@ extern "C" __global__ __aicore__ __cube__ void q_f16_u8(GM_ADDR a, GM_ADDR w, GM
 }
 extern "C" __global__ __aicore__ __cube__ void q_f16_f32(GM_ADDR a, GM_ADDR w, GM_ADDR q, GM_ADDR out) {
   QuantBody<half, float, float>(a, w, q, out);
+}
+extern "C" __global__ __aicore__ __cube__ void q_f16_f16(GM_ADDR a, GM_ADDR w, GM_ADDR q, GM_ADDR out) {
+  QuantBody<half, float, half>(a, w, q, out);
+}
+extern "C" __global__ __aicore__ __cube__ void q_f16_bf16(GM_ADDR a, GM_ADDR w, GM_ADDR q, GM_ADDR out) {
+  QuantBody<half, float, bfloat16_t>(a, w, q, out);
 }
 
 // TQue and TBuf at C2PIPE2GM (the Fixpipe Buffer, 2 KB): words GM -> L1 (TBuf<C1>) -> a TQue<C2PIPE2GM>
@@ -218,7 +229,7 @@ namespace {
 // The inputs the test recomputes: A (kM x K) and W (kN x K), small integers.
 template <typename TIn>
 void Fill(TIn *a, TIn *w, int k) {
-  for (int i = 0; i < kM * k; ++i) a[i] = TIn(static_cast<float>((i * 7) % 9 - 4));
+  for (int i = 0; i < kM * k; ++i) a[i] = TIn(static_cast<float>((i * 7) % 9 - 4) * g_aScale);
   for (int i = 0; i < kN * k; ++i) w[i] = TIn(static_cast<float>((i * 5) % 11 - 5));
 }
 template <>
@@ -231,7 +242,7 @@ template <typename TOut>
 void PrintOut(const TOut *o, int n) {
   std::printf("out");
   for (int i = 0; i < n; ++i) {
-    if constexpr (std::is_same<TOut, half>::value) {
+    if constexpr (std::is_same<TOut, half>::value || std::is_same<TOut, bfloat16_t>::value) {
       std::printf(" %.17g", static_cast<double>(static_cast<float>(o[i])));
     } else if constexpr (std::is_same<TOut, float>::value) {
       std::printf(" %.17g", static_cast<double>(o[i]));
@@ -279,6 +290,7 @@ int Launch(void (*kernel)(GM_ADDR, GM_ADDR, GM_ADDR, GM_ADDR), const char *name,
   ICPU_RUN_KF(kernel, 1, reinterpret_cast<uint8_t *>(a), reinterpret_cast<uint8_t *>(w),
               reinterpret_cast<uint8_t *>(q), reinterpret_cast<uint8_t *>(out));
   PrintOut(out, kM * kN);
+  std::printf("sat %d\n", g_satSeen);
   return 0;
 }
 
@@ -322,6 +334,8 @@ int main(int argc, char **argv) {
   g_fbAddr = argc > 7 ? std::atoi(argv[7]) : 0;
   g_bt = argc > 8 && std::string(argv[8]) == "bt";
   if (argc > 9) g_nSize = std::atoi(argv[9]);
+  if (const char *v = std::getenv("CUBE_QUANT_SAT")) g_sat = std::atoi(v);
+  if (const char *v = std::getenv("CUBE_QUANT_A_SCALE")) g_aScale = static_cast<float>(std::atof(v));
   if (kernel == "i8_i8") return Launch<int8_t, int8_t>(q_i8_i8, "q_i8_i8", high);
   if (kernel == "i8_u8") return Launch<int8_t, uint8_t>(q_i8_u8, "q_i8_u8", high);
   if (kernel == "i8_f16") return Launch<int8_t, half>(q_i8_f16, "q_i8_f16", high);
@@ -330,6 +344,8 @@ int main(int argc, char **argv) {
   if (kernel == "f16_i8") return Launch<half, int8_t>(q_f16_i8, "q_f16_i8", high);
   if (kernel == "f16_u8") return Launch<half, uint8_t>(q_f16_u8, "q_f16_u8", high);
   if (kernel == "f16_f32") return Launch<half, float>(q_f16_f32, "q_f16_f32", high);
+  if (kernel == "f16_f16") return Launch<half, half>(q_f16_f16, "q_f16_f16", high);
+  if (kernel == "f16_bf16") return Launch<half, bfloat16_t>(q_f16_bf16, "q_f16_bf16", high);
   std::fprintf(stderr, "unknown kernel %s\n", kernel.c_str());
   return 2;
 }

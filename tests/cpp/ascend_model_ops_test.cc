@@ -62,6 +62,7 @@ void StoreGm(uint8_t *dst, const uint8_t *src, uint64_t bytes, uint64_t, const c
   std::memmove(dst, src, bytes);
 }
 bool PadValue(void *, uint64_t, const char *, const Site &) { return false; }
+bool FloatSaturation(const char *, const Site &) { return true; }  // CTRL[48] = 0, the A2/A3 default
 void CountCubeFractalMacs(uint64_t n) { g_macs += n; }
 void CountVectorRepeats(uint64_t n) { g_repeats += n; }
 const GmAllocation *FindGm(const void *p) {

@@ -11,13 +11,25 @@ namespace msa_tiling {
 
 // The kernel cannot include the shared constants, so its copies are checked against them here.
 static_assert(kPageKeys == msa::kAscendBlockSize, "the kernel's page size must be the Ascend block size");
-static_assert(kTileCols % msa::kOutWidthAlign == 0, "column tiles must split the aligned output width");
+static_assert(kTileCols % msa::kOutWidthAlign == 0 && kNarrowTileCols % msa::kOutWidthAlign == 0,
+              "column tiles must split the aligned output width");
+static_assert(kNarrowTileCols <= kTileCols, "the Vector buffers are sized for kTileCols columns");
+static_assert(kStageBytes % (kCubeRows * kPageKeys * 4) == 0, "a stage holds whole fp32 pages of a full task");
 static_assert(kCubeRows % kVectorsPerCore == 0, "the Vector units split a task's rows");
 
 namespace {
 
-// Below this much work per core, launching another core costs more than it saves.
-constexpr uint64_t kMinCostPerCore = 64 * kPageCostPerRow * kCubeRows;
+// Below this much work per core (eight key pages of D 128), launching another core costs more than
+// it saves: the cores start together, so what a core adds is its fixed setup (the length checks,
+// the task walk, the first query tile), not a serial launch.
+constexpr uint64_t kMinCostPerCore = 8 * kPageKeys * 128 / 2;
+// With fewer wide tasks than this per AI core, tasks are narrowed so that every core gets work and the
+// split stays even: a decode batch of 8 at 16K is 32 wide tasks for 24 cores (the busiest core
+// streams 64 key pages against 43 on average) or 64 narrow ones (48). Not always narrow: a task is at
+// least one S-tile hand-over (and, for int8 keys, one of its staged keys), and the cost model charges
+// a flag latency per wrap of the ring (64 x 16K: 210.6 us at the high end with wide tasks, 214.8 with
+// narrow ones).
+constexpr uint32_t kWideTasksPerCore = 4;
 
 }  // namespace
 
@@ -54,6 +66,7 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
   t->foldHeads = (t->n2 == 1 && t->n1 <= kCubeRows) ? t->n1 : 1;
   t->headGroups = t->n1 / t->foldHeads;
   t->tokensPerTile = kCubeRows / t->foldHeads;
+  t->tileCols = kTileCols;
   t->colTiles = CeilDivU(t->outWidth, kTileCols);
 
   const uint64_t d = t->headDim, n1 = t->n1, n2 = t->n2, p = kPageKeys;
@@ -91,10 +104,10 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
       t->scaleHeadStride = p;
     }
   }
-  t->resultSlotBytes = static_cast<uint64_t>(kCubeRows) * kPageKeys * sizeof(float);
+  t->stageBytes = kStageBytes;
   // int8 keys are widened to the query's 16-bit type for the Cube, a task's pages at a time.
   t->keyStageBytes = int8Key ? static_cast<uint64_t>(kTileCols) * kPageKeys * d * sizeof(uint16_t) : 0;
-  t->workspacePerCore = kResultSlots * t->resultSlotBytes + t->keyStageBytes;
+  t->workspacePerCore = kRingStages * t->stageBytes + t->keyStageBytes;
 }
 
 uint32_t MaxTasks(const MsaIndexScoreTilingData &t) {
@@ -106,7 +119,16 @@ uint32_t MaxTasks(const MsaIndexScoreTilingData &t) {
 
 uint64_t MaxTotalCost(const MsaIndexScoreTilingData &t) {
   const uint64_t rows = static_cast<uint64_t>(t.t1) * t.n1;  // every (token, head) row once
-  return MaxTasks(t) * kTaskOverhead + rows * t.outWidth * (kPageCostPerRow + 1);
+  const uint64_t keyPages = static_cast<uint64_t>(MaxTasks(t)) * t.tileCols;  // every task's columns read
+  return MaxTasks(t) * kTaskOverhead + keyPages * KeyPageCost(t) + rows * t.outWidth * (kPageCostPerRow + 1);
+}
+
+void ChooseTileCols(uint32_t aicCores, MsaIndexScoreTilingData *t) {
+  t->tileCols = kTileCols;
+  t->colTiles = CeilDivU(t->outWidth, kTileCols);
+  if (MaxTasks(*t) >= static_cast<uint64_t>(kWideTasksPerCore) * std::max<uint32_t>(aicCores, 1)) return;
+  t->tileCols = kNarrowTileCols;
+  t->colTiles = CeilDivU(t->outWidth, kNarrowTileCols);
 }
 
 msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs &attrs, uint32_t aicCores,
@@ -118,6 +140,7 @@ msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs
   if (!s.ok()) return s;
   MsaIndexScoreTilingData &t = plan->data;
   FillShapes(geo, ascend, in[msa::kKey].dtype == msa::DType::kInt8, &t);
+  ChooseTileCols(aicCores, &t);
   t.usedCores = EstimateCores(MaxTotalCost(t), MaxTasks(t), aicCores);
   plan->blockDim = t.usedCores;
   plan->userWorkspaceBytes = t.workspacePerCore * t.usedCores;

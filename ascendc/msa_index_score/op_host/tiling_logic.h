@@ -32,8 +32,12 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
 uint32_t MaxTasks(const MsaIndexScoreTilingData &t);
 uint64_t MaxTotalCost(const MsaIndexScoreTilingData &t);
 
-// The whole host plan: CheckArgs with Target::kAscend, FillShapes, then the cores to launch (from
-// the bounds) and the workspace. A broken rule comes back as the rule's Status (message naming the
+// Column tiles of the tasks: kTileCols, or kNarrowTileCols when the wide tasks are too few to give
+// every one of `aicCores` cores several (a small decode batch); sets tileCols and colTiles.
+void ChooseTileCols(uint32_t aicCores, MsaIndexScoreTilingData *t);
+
+// The whole host plan: CheckArgs with Target::kAscend, FillShapes, ChooseTileCols, then the cores to
+// launch (from the bounds) and the workspace. A broken rule comes back as the rule's Status (message naming the
 // argument). The value rules are the kernel's (LengthsValid, PageInRange).
 msa::Status MakePlan(const msa::TensorDesc in[msa::kNumInputs], const msa::Attrs &attrs, uint32_t aicCores,
                      Plan *plan);

@@ -1,17 +1,27 @@
 // MsaIndexScore on Atlas A2/A3: a MIX kernel (one Cube core + two Vector cores per AI core).
 //
 // Work unit = one task of msa_index_score_tiling_data.h: up to kCubeRows query rows (tokens x the
-// query heads that share one key head) of one request, by up to kTileCols output columns (blocks).
+// query heads that share one key head) of one request, by up to tileCols output columns (blocks).
 // Per task:
-//   Cube   loads the query tile once (GM -> L1 -> L0A, resident for the whole task), then for every
-//          column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32), Fixpipe to
-//          one of kResultSlots result slots in the workspace, flag the Vector cores; the key page
-//          buffers are doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work.
+//   Cube   loads the query tile once (GM -> L1 -> L0A, resident for the whole task; two query
+//          buffers, so the next task's query loads while this one's last pages multiply), then for
+//          every column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32),
+//          Fixpipe into the current S-tile, a stage of the workspace ring (as fp16 for 16-bit keys,
+//          fp32 for int8 keys, whose scale comes after: docs/ascend.md); the key page buffers are
+//          doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work. One cross-core
+//          flag hands a whole S-tile (StagePages pages) to the Vector cores:
+//
+//              Cube:    [tile k  ][tile k+1][tile k+2][tile k+3]  waits "free k" before tile k+4
+//              ring:     stage 0   stage 1   stage 2   stage 3
+//              Vector:  reads tile k page by page, frees stage k % 4 after its last page's copy
+//
 //   Vector each of the two takes half of the task's rows (at most kVecRows, for every N1): int8 keys
-//          are widened to the query type ahead of the Cube; per page it dequantises (per-key scale),
-//          masks the causal tail of each row, takes the row maxima in fp32 and frees the slot; then
-//          fills the columns no row sees, applies the request-mode forcing (local wins) and writes
-//          whole output rows.
+//          are widened to the query type ahead of the Cube; per page it widens fp16 scores to fp32,
+//          dequantises (per-key scale), masks the causal tail of each row and takes the row maxima
+//          in fp32 (the next page's copy into UB overlaps this); pages with a score fp16 could not
+//          hold are recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
+//          the columns no row sees, applies the request-mode forcing (local wins) and writes whole
+//          output rows.
 // Synchronisation, every hand-over explicit:
 //   * read after write (a copy, then the load that reads it): SetFlag then WaitFlag of one event,
 //     an event id per buffer, so that a set never overtakes the wait of the previous one;
@@ -28,6 +38,7 @@
 #define MSA_INDEX_SCORE_KERNEL_H
 
 #include "kernel_operator.h"
+#include "msa_index_score_score_range.h"
 #include "msa_index_score_tiling_data.h"
 
 namespace msa_kernel {
@@ -37,12 +48,15 @@ using msa_tiling::ComputedCols;
 using msa_tiling::CoreTasks;
 using msa_tiling::kCubeRows;
 using msa_tiling::kPageKeys;
-using msa_tiling::kResultSlots;
+using msa_tiling::kRingStages;
+using msa_tiling::kStageBytes;
 using msa_tiling::kTileCols;
 using msa_tiling::kVectorsPerCore;
 using msa_tiling::LengthsValid;
 using msa_tiling::MsaIndexScoreTilingData;
 using msa_tiling::RequestKvLen;
+using msa_tiling::ScoreBytes;
+using msa_tiling::StagePages;
 using msa_tiling::Task;
 using msa_tiling::TaskCursor;
 using msa_tiling::VisibleEnd;
@@ -52,12 +66,25 @@ constexpr uint32_t kVecRows = kCubeRows / kVectorsPerCore;  // rows one Vector c
 constexpr uint32_t kFloatsPerRepeat = 64;                 // one 256-byte vector repeat of fp32
 constexpr uint32_t kBlockBytes = 32;                      // UB data block
 constexpr uint32_t kKeyBuffers = 2;                       // Cube: key page buffers in L1, L0B and L0C
+constexpr uint32_t kQueryBuffers = 2;                     // Cube: query tiles in L1 and L0A
+constexpr uint32_t kPageBuffers = 2;                      // Vector: pages of scores in UB
 
-// Cross-core flag ids (0..10 on A2/A3). Slot s of the results uses kResultReady + s / kResultFree + s.
-constexpr uint16_t kFlagResultReady = 0;
-constexpr uint16_t kFlagResultFree = kFlagResultReady + kResultSlots;
-constexpr uint16_t kFlagKeysStaged = kFlagResultFree + kResultSlots;
+// Cross-core flag ids (0..10 on A2/A3). Stage s of the ring uses kStageReady + s / kStageFree + s.
+constexpr uint16_t kFlagStageReady = 0;
+constexpr uint16_t kFlagStageFree = kFlagStageReady + kRingStages;
+constexpr uint16_t kFlagKeysStaged = kFlagStageFree + kRingStages;
+static_assert(kFlagKeysStaged <= 10, "A2/A3 have cross-core flag ids 0..10");
 constexpr uint8_t kCubeVectorMode = 2;
+
+// The first type when `kFirst`, else the second (no <type_traits> on the device).
+template <bool kFirst, typename A, typename B>
+struct PickType {
+  using Type = A;
+};
+template <typename A, typename B>
+struct PickType<false, A, B> {
+  using Type = B;
+};
 
 // actual_seq_qlen / actual_seq_klen entries, read from global memory by the task walk.
 struct GmLengths {
@@ -71,6 +98,8 @@ template <typename QT, typename KT>
 class MsaIndexScoreKernel {
   // The key dtype is fixed per compiled kernel (one binary per OpDef dtype column).
   static constexpr bool kInt8Key = IsSameType<KT, int8_t>::value;
+  // The scores between Cube and Vector (the S workspace): fp16 for 16-bit keys, fp32 for int8 keys.
+  using ST = typename PickType<kInt8Key, float, half>::Type;
 
  public:
   __aicore__ inline MsaIndexScoreKernel() {}
@@ -95,20 +124,22 @@ class MsaIndexScoreKernel {
       core_ = GetBlockIdx() / GetSubBlockNum();
       sub_ = GetSubBlockIdx();
     }
-    // Per-core workspace: result slots (fp32) then the widened int8 keys (query type).
+    // Per-core workspace: the ring's stages (scores) then the widened int8 keys (query type).
     __gm__ uint8_t *base = reinterpret_cast<__gm__ uint8_t *>(workspace) + core_ * t_->workspacePerCore;
-    resultGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(base));
-    stagedKeyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(base + kResultSlots * t_->resultSlotBytes));
+    stageGm_.SetGlobalBuffer(reinterpret_cast<__gm__ ST *>(base));
+    stagedKeyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(base + kRingStages * t_->stageBytes));
 
     if ASCEND_IS_AIC {
-      pipe_->InitBuffer(queryL1_, kCubeRows * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(queryL1_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(keyL1_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
-      pipe_->InitBuffer(queryL0a_, kCubeRows * t_->headDim * sizeof(QT));
+      pipe_->InitBuffer(queryL0a_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(keyL0b_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(resultL0c_, kKeyBuffers * kCubeRows * kPageKeys * sizeof(float));
-      evQueryCopied_ = pipe_->AllocEventID<HardEvent::MTE2_MTE1>();
-      evQueryL1Free_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
-      evL0aFree_ = pipe_->AllocEventID<HardEvent::M_MTE1>();
+      for (uint32_t q = 0; q < kQueryBuffers; ++q) {
+        evQueryCopied_[q] = pipe_->AllocEventID<HardEvent::MTE2_MTE1>();
+        evQueryL1Free_[q] = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
+        evL0aFree_[q] = pipe_->AllocEventID<HardEvent::M_MTE1>();
+      }
       for (uint32_t b = 0; b < kKeyBuffers; ++b) {
         evKeyCopied_[b] = pipe_->AllocEventID<HardEvent::MTE2_MTE1>();
         evKeyLoaded_[b] = pipe_->AllocEventID<HardEvent::MTE1_M>();
@@ -123,7 +154,7 @@ class MsaIndexScoreKernel {
       evOffsetsWritten_ = pipe_->AllocEventID<HardEvent::S_V>();
       evScaleFree_ = pipe_->AllocEventID<HardEvent::V_MTE2>();
       evScaleFreeScalar_ = pipe_->AllocEventID<HardEvent::V_S>();
-      pipe_->InitBuffer(resultInQue_, 1, kVecRows * kPageKeys * sizeof(float));
+      pipe_->InitBuffer(resultInQue_, kPageBuffers, kVecRows * kPageKeys * sizeof(ST));
       pipe_->InitBuffer(outQue_, 1, kVecRows * kTileCols * sizeof(float));
       pipe_->InitBuffer(halfMaxBuf_, kVecRows * kFloatsPerRepeat * sizeof(float));
       pipe_->InitBuffer(colMaxBuf_, kTileCols * kVecRows * sizeof(float));
@@ -136,6 +167,9 @@ class MsaIndexScoreKernel {
         pipe_->InitBuffer(halfBuf_, elems * sizeof(half));
         pipe_->InitBuffer(floatBuf_, elems * sizeof(float));
         pipe_->InitBuffer(stagedOutQue_, 1, elems * sizeof(QT));
+      } else {
+        // fp16 scores widened to fp32, the check of their range, and the fp32 recompute.
+        range_.Init(pipe_, kVecRows, kPageKeys, kTileCols, t_->headDim);
       }
       PrepareGatherOffsets();
     }
@@ -145,11 +179,11 @@ class MsaIndexScoreKernel {
     if (core_ >= t_->usedCores) return;
     if ASCEND_IS_AIC {
       RunTasks<true>();
-      DrainResultSlots();
+      DrainStages();
       DrainCubeFences();
     } else {
       RunTasks<false>();
-      DrainScaleFence();
+      DrainVectorFences();
     }
   }
 
@@ -174,6 +208,9 @@ class MsaIndexScoreKernel {
       }
     }
   }
+
+  // Scores of one stage of the ring.
+  __aicore__ inline uint64_t StageElems() const { return t_->stageBytes / sizeof(ST); }
 
   // ---- request geometry (SPEC §4) ------------------------------------------------------------------
   __aicore__ inline int64_t QLen(uint32_t b) const { return qlen_(b + 1) - qlen_(b); }
@@ -209,7 +246,8 @@ class MsaIndexScoreKernel {
 
   // ---- Cube ----------------------------------------------------------------------------------------
   // Page c of a core uses key buffer set c % kKeyBuffers (keyL1_, keyL0b_, resultL0c_): the copy of
-  // the next page runs while the current one is loaded, multiplied and written out.
+  // the next page runs while the current one is loaded, multiplied and written out. Task j (of those
+  // with computed pages) uses query buffer j % kQueryBuffers.
   __aicore__ inline void CubeTask(const Task &task) {
     const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
     const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
@@ -219,8 +257,9 @@ class MsaIndexScoreKernel {
     const uint32_t rows = task.tokens * t_->foldHeads;
     const uint32_t rowsAligned = AlignUp(rows, kFractal);
     const uint32_t d = t_->headDim;
-    LocalTensor<QT> qL1 = queryL1_.Get<QT>();
-    LocalTensor<QT> qL0a = queryL0a_.Get<QT>();
+    const uint32_t qb = tasksLoaded_++ % kQueryBuffers;
+    LocalTensor<QT> qL1 = queryL1_.Get<QT>()[qb * kCubeRows * d];
+    LocalTensor<QT> qL0a = queryL0a_.Get<QT>()[qb * kCubeRows * d];
     const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
     const uint64_t firstHead = static_cast<uint64_t>(task.headGroup) * t_->foldHeads;
     Nd2NzParams qCopy;
@@ -232,16 +271,16 @@ class MsaIndexScoreKernel {
     qCopy.dstNzC0Stride = rowsAligned;
     qCopy.dstNzNStride = 1;
     qCopy.dstNzMatrixStride = 0;
-    if (queryL1Pending_) {  // the previous task's query loads out of queryL1_ are done
-      WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
-      queryL1Pending_ = false;
+    if (queryL1Pending_[qb]) {  // the query loads out of this buffer two tasks ago are done
+      WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
+      queryL1Pending_[qb] = false;
     }
     DataCopy(qL1, queryGm_[token * t_->queryTokenStride + firstHead * d], qCopy);
-    SetFlag<HardEvent::MTE2_MTE1>(evQueryCopied_);
-    WaitFlag<HardEvent::MTE2_MTE1>(evQueryCopied_);
-    if (l0aPending_) {  // the previous task's last Mmad has read queryL0a_
-      WaitFlag<HardEvent::M_MTE1>(evL0aFree_);
-      l0aPending_ = false;
+    SetFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
+    WaitFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
+    if (l0aPending_[qb]) {  // the last Mmad of two tasks ago has read this query buffer
+      WaitFlag<HardEvent::M_MTE1>(evL0aFree_[qb]);
+      l0aPending_[qb] = false;
     }
     // L1 holds the tile as NZ (16-column groups of all rows); L0A wants zZ (fractal rows in order):
     // one load per 16-row band gathers that band's fractals across the column groups.
@@ -254,23 +293,33 @@ class MsaIndexScoreKernel {
     for (uint32_t band = 0; band < rowsAligned / kFractal; ++band) {
       LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * kFractal], qLoad);
     }
-    SetFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
-    queryL1Pending_ = true;
+    SetFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
+    queryL1Pending_[qb] = true;
     // The first key load below is on MTE1 after these, so its MTE1 -> M event covers them too.
 
+    const uint32_t tilePages = StagePages(rows, ScoreBytes(kInt8Key));
+    uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
-      const uint32_t slot = pagesIssued_ % kResultSlots;
-      if (pagesIssued_ >= kResultSlots) CrossCoreWaitFlag(kFlagResultFree + slot);
-      ComputePage(task, c, rows, rowsAligned, kvLen, slot, pagesIssued_ % kKeyBuffers);
-      CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagResultReady + slot);
-      ++pagesIssued_;
+      const uint32_t inTile = c % tilePages;
+      if (inTile == 0) {  // a new S-tile: its stage must have been read by the Vector cores
+        stage = stilesIssued_ % kRingStages;
+        if (stilesIssued_ >= kRingStages) CrossCoreWaitFlag(kFlagStageFree + stage);
+      }
+      const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * rows * kPageKeys;
+      ComputePage(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers);
+      if (inTile + 1 == tilePages || c + 1 == computed) {  // the S-tile is complete: one hand-over
+        CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagStageReady + stage);
+        ++stilesIssued_;
+      }
     }
-    SetFlag<HardEvent::M_MTE1>(evL0aFree_);  // after the task's last Mmad, the last read of queryL0a_
-    l0aPending_ = true;
+    SetFlag<HardEvent::M_MTE1>(evL0aFree_[qb]);  // after the task's last Mmad, the last read of qL0a
+    l0aPending_[qb] = true;
   }
 
+  // Page c of the task: keys to L0B, the product of the query tile (qL0a) and the keys into L0C,
+  // then the rows' scores to element `at` of the ring (row-major, 128 per row).
   __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
-                                     uint32_t slot, uint32_t b) {
+                                     const LocalTensor<QT> &qL0a, uint64_t at, uint32_t b) {
     const uint32_t d = t_->headDim;
     const uint32_t col = task.colBegin + c;
     LocalTensor<QT> kL1 = keyL1_.Get<QT>()[b * kPageKeys * d];
@@ -328,7 +377,7 @@ class MsaIndexScoreKernel {
     mm.k = d;
     mm.cmatrixInitVal = true;  // C = A * B, no accumulation across pages
     mm.cmatrixSource = false;
-    Mmad(cL0c, queryL0a_.Get<QT>(), kL0b, mm);
+    Mmad(cL0c, qL0a, kL0b, mm);
     SetFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
     l0bPending_[b] = true;
     SetFlag<HardEvent::M_FIX>(evMultiplied_[b]);
@@ -338,19 +387,23 @@ class MsaIndexScoreKernel {
     fix.nSize = kPageKeys;
     fix.mSize = rows;
     fix.srcStride = rowsAligned;
-    fix.dstStride = kPageKeys;  // row-major [rows, 128] fp32 in the slot
-    fix.quantPre = QuantMode_t::NoQuant;
+    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile
+    // fp32 -> fp16 for 16-bit keys: a block maximum of rounded scores is the rounded maximum (rounding
+    // is monotonic), within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
+    fix.quantPre = kInt8Key ? QuantMode_t::NoQuant : QuantMode_t::F322F16;
     fix.ndNum = 1;
-    Fixpipe(resultGm_[static_cast<uint64_t>(slot) * kCubeRows * kPageKeys], cL0c, fix);
+    Fixpipe(stageGm_[at], cL0c, fix);
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
     l0cPending_[b] = true;
   }
 
   // The Cube's write-after-read events still set at the end are waited, so none is left set.
   __aicore__ inline void DrainCubeFences() {
-    if (queryL1Pending_) WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_);
-    if (l0aPending_) WaitFlag<HardEvent::M_MTE1>(evL0aFree_);
-    queryL1Pending_ = l0aPending_ = false;
+    for (uint32_t q = 0; q < kQueryBuffers; ++q) {
+      if (queryL1Pending_[q]) WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[q]);
+      if (l0aPending_[q]) WaitFlag<HardEvent::M_MTE1>(evL0aFree_[q]);
+      queryL1Pending_[q] = l0aPending_[q] = false;
+    }
     for (uint32_t b = 0; b < kKeyBuffers; ++b) {
       if (keyL1Pending_[b]) WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
       if (l0bPending_[b]) WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
@@ -359,11 +412,11 @@ class MsaIndexScoreKernel {
     }
   }
 
-  // Every result-free flag the Vector cores set must be consumed before the kernel ends.
-  __aicore__ inline void DrainResultSlots() {
-    const uint32_t outstanding = pagesIssued_ < kResultSlots ? pagesIssued_ : kResultSlots;
+  // Every stage-free flag the Vector cores set must be consumed before the kernel ends.
+  __aicore__ inline void DrainStages() {
+    const uint32_t outstanding = stilesIssued_ < kRingStages ? stilesIssued_ : kRingStages;
     for (uint32_t i = 0; i < outstanding; ++i) {
-      CrossCoreWaitFlag(kFlagResultFree + (pagesIssued_ - outstanding + i) % kResultSlots);
+      CrossCoreWaitFlag(kFlagStageFree + (stilesIssued_ - outstanding + i) % kRingStages);
     }
   }
 
@@ -383,23 +436,48 @@ class MsaIndexScoreKernel {
     }
 
     LocalTensor<float> colMax = colMaxBuf_.Get<float>();
+    if constexpr (!kInt8Key) {
+      if (computed > 0 && myRows > 0) range_.Clear();
+    }
+    const uint32_t tilePages = StagePages(rows, ScoreBytes(kInt8Key));
+    uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
-      const uint32_t slot = pagesSeen_ % kResultSlots;
-      CrossCoreWaitFlag(kFlagResultReady + slot);
-      LocalTensor<float> result = resultInQue_.AllocTensor<float>();
-      if (myRows > 0) {
-        DataCopy(result, resultGm_[static_cast<uint64_t>(slot) * kCubeRows * kPageKeys + myRowBegin * kPageKeys],
-                 myRows * kPageKeys);
+      const uint32_t inTile = c % tilePages;
+      if (inTile == 0) {
+        stage = stilesSeen_ % kRingStages;
+        CrossCoreWaitFlag(kFlagStageReady + stage);
       }
-      // The copy is queued on MTE2 ahead of this flag, so the slot is free once it is seen.
-      CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE2>(kFlagResultFree + slot);
-      ++pagesSeen_;
+      LocalTensor<ST> result = resultInQue_.AllocTensor<ST>();
+      if (myRows > 0) {
+        const uint64_t at =
+            static_cast<uint64_t>(stage) * StageElems() + (static_cast<uint64_t>(inTile) * rows + myRowBegin) * kPageKeys;
+        DataCopy(result, stageGm_[at], myRows * kPageKeys);
+      }
+      if (inTile + 1 == tilePages || c + 1 == computed) {
+        // The S-tile's copies are queued on MTE2 ahead of this flag: the stage is free once it is seen.
+        CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE2>(kFlagStageFree + stage);
+        ++stilesSeen_;
+      }
       resultInQue_.EnQue(result);
-      result = resultInQue_.DeQue<float>();
-      if (myRows > 0) ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+      result = resultInQue_.DeQue<ST>();
+      if (myRows > 0) {
+        if constexpr (kInt8Key) {
+          ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+        } else {
+          // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
+          LocalTensor<float> scores = range_.PageScores();
+          Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
+          PipeBarrier<PIPE_V>();  // the mask and the max read the widened scores
+          const uint32_t firstSeen = ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows]);
+          range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
+        }
+      }
       resultInQue_.FreeTensor(result);
     }
     if (myRows == 0) return;
+    if constexpr (!kInt8Key) {
+      if (computed > 0) RecomputeUnheldPages(task, computed, myRowBegin, myRows, qLen, kvLen, colMax);
+    }
 
     const float negInf = -__builtin_inff();
     for (uint32_t c = computed; c < task.cols; ++c) Duplicate(colMax[c * kVecRows], negInf, myRows);
@@ -408,13 +486,16 @@ class MsaIndexScoreKernel {
     WriteRows(task, myRowBegin, myRows, colMax);
   }
 
-  // One page for this core's rows: dequant, causal tail, row max into column c of colMax.
-  __aicore__ inline void ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows, int64_t qLen,
-                                    int64_t kvLen, const LocalTensor<float> &result, const LocalTensor<float> &colMaxC) {
+  // One page for this core's rows: dequant, causal tail, row max into column c of colMax. Returns
+  // the first of these rows that sees a key of the page (rows before it score -inf; the visible end
+  // grows with the token, so they are a prefix), or myRows when none does or the page is unreadable.
+  __aicore__ inline uint32_t ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
+                                        int64_t qLen, int64_t kvLen, const LocalTensor<float> &result,
+                                        const LocalTensor<float> &colMaxC) {
     const uint32_t col = task.colBegin + c;
     if (!ColumnReadable(task.request, col)) {
       Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
-      return;
+      return myRows;
     }
     if constexpr (kInt8Key) {
       LocalTensor<float> scale = scaleBuf_.Get<float>();
@@ -430,10 +511,12 @@ class MsaIndexScoreKernel {
     // Causal tail: keys of this page at or past a row's visible end become -inf.
     const float negInf = -__builtin_inff();
     const int64_t pageStart = static_cast<int64_t>(col) * kPageKeys;
+    uint32_t firstSeen = 0;
     for (uint32_t r = 0; r < myRows; ++r) {
       const int64_t tOff = task.tokenBegin + (myRowBegin + r) / t_->foldHeads;
       int64_t valid = VisibleEnd(t_->sparseMode, qLen, kvLen, tOff) - pageStart;
       if (valid >= kPageKeys) continue;
+      if (valid <= 0) firstSeen = r + 1;
       if (valid < 0) valid = 0;
       uint64_t low[2] = {valid < 64 ? ~0ULL << valid : 0ULL, 0ULL};
       uint64_t high[2] = {valid <= 64 ? ~0ULL : ~0ULL << (valid - 64), 0ULL};
@@ -447,6 +530,32 @@ class MsaIndexScoreKernel {
     PipeBarrier<PIPE_V>();  // the reduction reads the pairwise maxima
     WholeReduceMax(colMaxC, halfMax, kFloatsPerRepeat, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
     // The next page's first instructions on halfMax / result come after its own barriers.
+    return firstSeen;
+  }
+
+  // Pages whose scores fp16 could not hold (ScoreRange): recomputed in fp32 from the query and the
+  // keys, and reduced again.
+  __aicore__ inline void RecomputeUnheldPages(const Task &task, uint32_t computed, uint32_t myRowBegin, uint32_t myRows,
+                                              int64_t qLen, int64_t kvLen, const LocalTensor<float> &colMax) {
+    if (range_.AnyUnheld(computed)) {
+      const uint32_t d = t_->headDim;
+      const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
+      const uint64_t firstRow = token * t_->queryTokenStride + static_cast<uint64_t>(task.headGroup) * t_->foldHeads * d +
+                                static_cast<uint64_t>(myRowBegin) * t_->cubeRowStride;
+      bool queryLoaded = false;
+      for (uint32_t c = 0; c < computed; ++c) {
+        if (!range_.Unheld(c)) continue;
+        if (!queryLoaded) {
+          range_.LoadQueryRows(queryGm_[firstRow], t_->cubeRowStride, myRows, d);
+          queryLoaded = true;
+        }
+        const uint32_t col = task.colBegin + c;
+        range_.ExactScores(keyGm_[KeyOffset(task.request, col, task.kvHead)], t_->keyRowStride, PageKeys(kvLen, col),
+                           myRows, d);
+        ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, range_.PageScores(), colMax[c * kVecRows]);
+      }
+    }
+    range_.Release();
   }
 
   // The per-key scales of one page into `scale`: one copy when they are contiguous, else scalar
@@ -486,7 +595,8 @@ class MsaIndexScoreKernel {
     scalePending_ = true;
   }
 
-  __aicore__ inline void DrainScaleFence() {
+  __aicore__ inline void DrainVectorFences() {
+    if constexpr (!kInt8Key) range_.Drain();
     if (!scalePending_) return;
     if (t_->scaleRowStride == 1) {
       WaitFlag<HardEvent::V_MTE2>(evScaleFree_);
@@ -641,16 +751,18 @@ class MsaIndexScoreKernel {
   TPipe *pipe_ = nullptr;
   uint32_t core_ = 0;
   uint32_t sub_ = 0;
-  uint32_t pagesIssued_ = 0;  // Cube: pages computed by this core so far (slot = count % kResultSlots)
-  uint32_t pagesSeen_ = 0;    // Vector: the same count, seen from the consumer side
+  uint32_t pagesIssued_ = 0;   // Cube: pages computed by this core so far (key buffer = count % kKeyBuffers)
+  uint32_t tasksLoaded_ = 0;   // Cube: query tiles loaded so far (query buffer = count % kQueryBuffers)
+  uint32_t stilesIssued_ = 0;  // Cube: S-tiles handed over so far (stage = count % kRingStages)
+  uint32_t stilesSeen_ = 0;    // Vector: the same count, seen from the consumer side
 
   // Event ids (allocated once: a flag is reused only after its previous wait is known done) and the
   // write-after-read events still set (see the file comment).
-  TEventID evQueryCopied_ = 0, evKeyCopied_[kKeyBuffers] = {}, evKeyLoaded_[kKeyBuffers] = {},
+  TEventID evQueryCopied_[kQueryBuffers] = {}, evKeyCopied_[kKeyBuffers] = {}, evKeyLoaded_[kKeyBuffers] = {},
            evMultiplied_[kKeyBuffers] = {};  // Cube, read after write
-  TEventID evQueryL1Free_ = 0, evL0aFree_ = 0, evKeyL1Free_[kKeyBuffers] = {}, evL0bFree_[kKeyBuffers] = {},
-           evL0cFree_[kKeyBuffers] = {};  // Cube, write after read
-  bool queryL1Pending_ = false, l0aPending_ = false, keyL1Pending_[kKeyBuffers] = {},
+  TEventID evQueryL1Free_[kQueryBuffers] = {}, evL0aFree_[kQueryBuffers] = {}, evKeyL1Free_[kKeyBuffers] = {},
+           evL0bFree_[kKeyBuffers] = {}, evL0cFree_[kKeyBuffers] = {};  // Cube, write after read
+  bool queryL1Pending_[kQueryBuffers] = {}, l0aPending_[kQueryBuffers] = {}, keyL1Pending_[kKeyBuffers] = {},
        l0bPending_[kKeyBuffers] = {}, l0cPending_[kKeyBuffers] = {};
   TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
            evScaleFreeScalar_ = 0;  // Vector
@@ -664,7 +776,7 @@ class MsaIndexScoreKernel {
   GmLengths klen_;
   GlobalTensor<int32_t> startLocGm_;
   GlobalTensor<float> scoreGm_;
-  GlobalTensor<float> resultGm_;
+  GlobalTensor<ST> stageGm_;
   GlobalTensor<QT> stagedKeyGm_;
 
   // Cube buffers.
@@ -684,6 +796,7 @@ class MsaIndexScoreKernel {
   TBuf<TPosition::VECCALC> halfBuf_;
   TBuf<TPosition::VECCALC> floatBuf_;
   TQue<QuePosition::VECOUT, 1> stagedOutQue_;
+  ScoreRange<QT, KT> range_;  // 16-bit keys: the range of the fp16 scores and their fp32 recompute
 };
 
 }  // namespace msa_kernel

@@ -29,14 +29,22 @@ namespace msa_tiling {
 constexpr uint32_t kPageKeys = 128;
 // Rows of one Cube M tile (query rows resident in L0A for all pages of a task).
 constexpr uint32_t kCubeRows = 128;
-// Output columns (logical blocks) one task covers; a multiple of the output width alignment (16).
+// Output columns (logical blocks) one task covers at most: kTileCols, or kNarrowTileCols for a small
+// decode batch (ChooseTileCols). Both split the output width (a multiple of 16) evenly.
 constexpr uint32_t kTileCols = 32;
+constexpr uint32_t kNarrowTileCols = 16;
 // The Vector units of one AI core (MIX 1:2) split each task's rows between them.
 constexpr uint32_t kVectorsPerCore = 2;
 // Upper bound of AI cores a launch uses (Atlas A2/A3 have at most 25 AIC per die).
 constexpr uint32_t kMaxCores = 48;
-// Pages of one C result (fp32 [kCubeRows, kPageKeys]) in flight between the Cube and the Vectors.
-constexpr uint32_t kResultSlots = 2;
+// The Cube hands its scores to the Vectors in S-tiles: consecutive pages of one task, written one
+// after another into one stage of a ring in the workspace, announced by one cross-core flag. A
+// stage holds kStageBytes of scores (fp16 for 16-bit keys, fp32 for int8 keys), so a task of `rows`
+// Cube rows puts StagePages(rows, bytes per score) pages in one S-tile: 8 fp16 pages of a 128-row
+// prefill tile (4 fp32), a whole 32-column task of a decode (4 rows).
+constexpr uint32_t kStageBytes = kCubeRows * 8 * kPageKeys * 2;
+// Stages of the ring: the Cube runs up to kRingStages S-tiles ahead of the Vectors.
+constexpr uint32_t kRingStages = 4;
 
 enum KeyLayout : uint32_t { kLayoutBBND = 0, kLayoutBNBD = 1, kLayoutTND = 2 };
 
@@ -64,7 +72,8 @@ struct MsaIndexScoreTilingData {
   uint32_t foldHeads;      // query heads stacked in one Cube row group per token (N1 when N2 == 1, else 1)
   uint32_t headGroups;     // N1 / foldHeads
   uint32_t tokensPerTile;  // tokens of one task (foldHeads * tokensPerTile <= kCubeRows)
-  uint32_t colTiles;       // ceil(W / kTileCols)
+  uint32_t tileCols;       // columns of a task: kTileCols, or kNarrowTileCols to spread a decode
+  uint32_t colTiles;       // ceil(W / tileCols)
   uint32_t usedCores;      // launched AI cores (block dim); CoreTasks splits the tasks among them
 
   // Element strides of the inputs.
@@ -77,13 +86,25 @@ struct MsaIndexScoreTilingData {
   uint64_t scaleRowStride;
   uint64_t scaleHeadStride;
 
-  // User workspace layout (bytes), per core: kResultSlots C results, then int8 key staging.
-  uint64_t resultSlotBytes;
+  // User workspace layout (bytes), per core: kRingStages S-tile stages, then int8 key staging.
+  uint64_t stageBytes;
   uint64_t keyStageBytes;
   uint64_t workspacePerCore;
 };
 
 MSA_HD uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// Pages of one S-tile for a task of `rows` Cube rows (rows written as they are, 128 scores of
+// `scoreBytes` each).
+MSA_HD uint32_t StagePages(uint32_t rows, uint32_t scoreBytes) {
+  const uint32_t pages = kStageBytes / (rows * kPageKeys * scoreBytes);
+  return pages < kTileCols ? pages : kTileCols;
+}
+
+// Bytes of one score in the S workspace: the Cube writes fp16 (Fixpipe F322F16) for 16-bit keys and
+// fp32 for int8 keys, whose per-key scale is applied after the hand-over (docs/ascend.md, "The S
+// workspace in fp16").
+MSA_HD uint32_t ScoreBytes(bool int8Key) { return int8Key ? 4 : 2; }
 
 // SPEC §4 visible end (exclusive) of token t_off of a request.
 MSA_HD int64_t VisibleEnd(uint32_t sparseMode, int64_t qLen, int64_t kvLen, int64_t tOff) {
@@ -171,23 +192,29 @@ struct TaskCursor {
     task.headGroup = rest / tokenTiles;
     task.tokenBegin = tokenTile * t->tokensPerTile;
     task.tokens = qLen - task.tokenBegin < t->tokensPerTile ? qLen - task.tokenBegin : t->tokensPerTile;
-    task.colBegin = colTile * kTileCols;
-    task.cols = t->outWidth - task.colBegin < kTileCols ? t->outWidth - task.colBegin : kTileCols;
+    task.colBegin = colTile * t->tileCols;
+    task.cols = t->outWidth - task.colBegin < t->tileCols ? t->outWidth - task.colBegin : t->tileCols;
     const uint32_t firstHead = task.headGroup * t->foldHeads;
     task.kvHead = firstHead / (t->n1 / t->n2);
     return task;
   }
 };
 
-// Relative costs for balancing the cores. A computed page per row: a Cube product of a row against
-// 128 keys of D <= 128, its fixpipe and the Vector pass (dequant, mask, max), in units of writing
-// one output element. A task's fixed cost: scalar setup, loading the query tile, writing rows.
+// Relative costs for balancing the cores, in units of writing one output element (4 bytes). A
+// computed page reads its keys whatever the rows (KeyPageCost: 128 x D 16-bit values), and per row
+// moves its scores through the workspace and the Vector pass (dequant, mask, max). A task's fixed
+// cost: scalar setup, loading the query tile, writing rows.
 constexpr uint64_t kPageCostPerRow = 16;
 constexpr uint64_t kTaskOverhead = 2048;
 
+MSA_HD uint64_t KeyPageCost(const MsaIndexScoreTilingData &t) {
+  return static_cast<uint64_t>(kPageKeys) * t.headDim / 2;
+}
+
 MSA_HD uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
   const uint64_t rows = static_cast<uint64_t>(task.tokens) * t.foldHeads;
-  return kTaskOverhead + rows * (ComputedCols(t, task, qLen, kvLen) * kPageCostPerRow + task.cols);
+  return kTaskOverhead + ComputedCols(t, task, qLen, kvLen) * (KeyPageCost(t) + rows * kPageCostPerRow) +
+         rows * task.cols;
 }
 
 // kv length of request b: the entry (paged) or the difference of the prefix sums (TND).

@@ -256,7 +256,7 @@ void CheckCoverage(Call &c, const char *label) {
     CHECK(same.request == task.request && same.headGroup == task.headGroup && same.tokenBegin == task.tokenBegin &&
           same.colBegin == task.colBegin);
     CHECK(task.tokens >= 1 && task.tokens * t.foldHeads <= kCubeRows);
-    CHECK(task.cols >= 1 && task.cols <= kTileCols);
+    CHECK(task.cols >= 1 && task.cols <= t.tileCols && t.tileCols <= kTileCols);
     const uint32_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
     CHECK(task.tokenBegin + task.tokens <= qLen);
     CHECK(task.colBegin + task.cols <= t.outWidth);
@@ -356,7 +356,7 @@ void TestFoldAndStrides() {
   CHECK_EQ(t.foldHeads, 1);
   CHECK_EQ(t.tokensPerTile, kCubeRows);
   CHECK_EQ(t.keyStageBytes, 0);
-  CHECK_EQ(t.workspacePerCore, kResultSlots * kCubeRows * kPageKeys * 4);
+  CHECK_EQ(t.workspacePerCore, kRingStages * kStageBytes);
 }
 
 void TestComputedColsAndCost() {
@@ -418,6 +418,37 @@ void TestCoreEstimate() {
   for (uint64_t v : costs) CHECK(v <= ideal + maxTask);
 }
 
+// Decode spreads over every AI core (narrow column tiles); prefill keeps wide tiles; an S-tile fills
+// at most one stage of the ring and a decode task is one S-tile.
+void TestTileColsAndStages() {
+  std::vector<int32_t> q(8, 1), kv(8, 16384);
+  Call decode = MakeCall(msa::Layout::kBBND, 4, 1, 128, q, kv, 0, false, 64);
+  msa_tiling::Plan plan;
+  CHECK(Plan(decode, &plan).ok());
+  CHECK_EQ(plan.data.tileCols, kNarrowTileCols);
+  CHECK_EQ(plan.blockDim, 24);
+  for (uint32_t core = 0; core < plan.blockDim; ++core) {
+    uint32_t begin = 0, end = 0;
+    CoreTasks(plan.data, Lengths{&decode.qlen}, Lengths{&decode.klen}, core, plan.blockDim, &begin, &end);
+    CHECK(end > begin);  // every AI core has work
+  }
+  CheckCoverage(decode, "decode-8x16K");
+  Call prefill = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4096}, {4096}, 0, false, 64);
+  CHECK(Plan(prefill, &plan).ok());
+  CHECK_EQ(plan.data.tileCols, kTileCols);
+  CHECK_EQ(plan.blockDim, 24);
+
+  for (uint32_t bytes : {ScoreBytes(false), ScoreBytes(true)}) {
+    for (uint32_t rows = 1; rows <= kCubeRows; ++rows) {
+      CHECK(StagePages(rows, bytes) >= 1);
+      CHECK(static_cast<uint64_t>(StagePages(rows, bytes)) * rows * kPageKeys * bytes <= kStageBytes);
+    }
+    CHECK_EQ(StagePages(4, bytes), kTileCols);  // a decode task (4 heads, 1 token): one hand-over
+  }
+  CHECK_EQ(StagePages(kCubeRows, ScoreBytes(false)), 8);  // fp16 scores: 8 pages of a full tile, as production
+  CHECK_EQ(StagePages(kCubeRows, ScoreBytes(true)), 4);
+}
+
 void TestPacking() {
   msa_tiling::Plan plan;
   Call c = MakeCall(msa::Layout::kTND, 8, 2, 128, {5, 7}, {300, 20});
@@ -450,6 +481,7 @@ int main() {
   TestFoldAndStrides();
   TestComputedColsAndCost();
   TestCoreEstimate();
+  TestTileColsAndStages();
   TestPacking();
   std::printf("%d checks, %d failed\n", g_checks, g_failures);
   return g_failures == 0 ? 0 : 1;
