@@ -213,6 +213,13 @@ class MsaIndexScoreKernel {
   __aicore__ inline uint64_t StageElems() const { return t_->stageBytes / sizeof(ST); }
 
   // ---- request geometry (SPEC §4) ------------------------------------------------------------------
+  // Element offset in the query of Cube row `row` of `task` (rows cubeRowStride apart from the task's
+  // first token and head).
+  __aicore__ inline uint64_t QueryRowOffset(const Task &task, uint32_t row) const {
+    const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
+    const uint64_t firstHead = static_cast<uint64_t>(task.headGroup) * t_->foldHeads;
+    return token * t_->queryTokenStride + firstHead * t_->headDim + static_cast<uint64_t>(row) * t_->cubeRowStride;
+  }
   __aicore__ inline int64_t QLen(uint32_t b) const { return qlen_(b + 1) - qlen_(b); }
   __aicore__ inline int64_t KvLen(uint32_t b) const { return RequestKvLen(*t_, klen_, b); }
   // Keys of column `col` that exist (the last page of a request may be partial).
@@ -260,8 +267,6 @@ class MsaIndexScoreKernel {
     const uint32_t qb = tasksLoaded_++ % kQueryBuffers;
     LocalTensor<QT> qL1 = queryL1_.Get<QT>()[qb * kCubeRows * d];
     LocalTensor<QT> qL0a = queryL0a_.Get<QT>()[qb * kCubeRows * d];
-    const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
-    const uint64_t firstHead = static_cast<uint64_t>(task.headGroup) * t_->foldHeads;
     Nd2NzParams qCopy;
     qCopy.ndNum = 1;
     qCopy.nValue = rows;
@@ -275,7 +280,7 @@ class MsaIndexScoreKernel {
       WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
       queryL1Pending_[qb] = false;
     }
-    DataCopy(qL1, queryGm_[token * t_->queryTokenStride + firstHead * d], qCopy);
+    DataCopy(qL1, queryGm_[QueryRowOffset(task, 0)], qCopy);
     SetFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
     WaitFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
     if (l0aPending_[qb]) {  // the last Mmad of two tasks ago has read this query buffer
@@ -539,14 +544,11 @@ class MsaIndexScoreKernel {
                                               int64_t qLen, int64_t kvLen, const LocalTensor<float> &colMax) {
     if (range_.AnyUnheld(computed)) {
       const uint32_t d = t_->headDim;
-      const uint64_t token = static_cast<uint64_t>(qlen_(task.request)) + task.tokenBegin;
-      const uint64_t firstRow = token * t_->queryTokenStride + static_cast<uint64_t>(task.headGroup) * t_->foldHeads * d +
-                                static_cast<uint64_t>(myRowBegin) * t_->cubeRowStride;
       bool queryLoaded = false;
       for (uint32_t c = 0; c < computed; ++c) {
         if (!range_.Unheld(c)) continue;
         if (!queryLoaded) {
-          range_.LoadQueryRows(queryGm_[firstRow], t_->cubeRowStride, myRows, d);
+          range_.LoadQueryRows(queryGm_[QueryRowOffset(task, myRowBegin)], t_->cubeRowStride, myRows, d);
           queryLoaded = true;
         }
         const uint32_t col = task.colBegin + c;
