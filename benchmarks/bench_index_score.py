@@ -198,7 +198,7 @@ def bench_case(kind, case, runs, peer_names, beside_names, threads):
     elif kind == "decode" and max(case.q_lens) > 1:
         kind = "spec-decode"
     return {"kind": kind, "case": case.name, "dtype": case.dtype, "int8_key": case.int8_key, "heads": case.heads,
-            "q_lens": list(case.q_lens), "kv_lens": list(case.kv_lens), "flops": shapes.flops(case),
+            "kv_heads": case.kv_heads, "head_dim": case.head_dim, "q_lens": list(case.q_lens), "kv_lens": list(case.kv_lens), "flops": shapes.flops(case),
             "key_bytes": shapes.key_bytes(case), "peers": rows, "beside": beside.best(),
             "noop_floor_times_s": floor, "noop_floor_median_s": float(np.median(floor))}
 
@@ -249,11 +249,20 @@ def uses_bf16_pairs(ceilings, case):
             and case["heads"] * max(case["q_lens"]) > 4)
 
 
+def uses_tiles(ceilings, case):
+    """Whether a row runs on the AMX tiles: bf16 queries against bf16 keys at D 128 under the avx512-amx kernel set
+    (its tile path takes tasks of up to 64 rows, which every task is while a key head has at most 64 query heads)."""
+    return (ceilings["machine"]["ms_msa_cpu_kernel_used"] == roofline.TILES and case["dtype"] == "bfloat16"
+            and not case["int8_key"] and case.get("head_dim", 128) == 128
+            and case["heads"] // case.get("kv_heads", 1) <= 64)
+
+
 def instruction_peak(ceilings, case, threads_key, peaks=None):
-    """The peak of the multiply-add a row runs on (uses_bf16_pairs: vdpbf16ps, else the fp32 FMA); `peaks` as
-    for fp32_peak."""
-    if uses_bf16_pairs(ceilings, case):
-        return peaks[roofline.BF16_PAIRS] if peaks is not None else ceilings["fma_gflops"][roofline.BF16_PAIRS][threads_key]
+    """The peak of the multiply-add a row runs on (uses_bf16_pairs: vdpbf16ps, uses_tiles: TDPBF16PS, else the
+    fp32 FMA); `peaks` as for fp32_peak."""
+    for uses, name in ((uses_bf16_pairs, roofline.BF16_PAIRS), (uses_tiles, roofline.TILES)):
+        if uses(ceilings, case):
+            return peaks[name] if peaks is not None else ceilings["fma_gflops"][name][threads_key]
     return fp32_peak(ceilings, threads_key, peaks)
 
 

@@ -6,7 +6,10 @@
 //     blocks visited in a given order (the decode rows' layout: 32 KiB pages of a scrambled block table), split
 //     over 1..N threads.
 // Built by benchmarks/roofline.py with the same compiler as the kernel; not part of the package.
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -68,6 +71,58 @@ __attribute__((target("avx512f,avx512bf16"))) float DotBf16(int64_t iters) {
   return _mm512_reduce_add_ps(acc[0]);
 }
 
+// AMX-BF16 tiles: CPUID has them and Linux grants this process their state (ARCH_REQ_XCOMP_PERM, as the kernel
+// library asks; without it the first tile instruction is SIGILL).
+bool HaveTiles() {
+  static const bool granted = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    if ((edx & (1u << 22)) == 0 || (edx & (1u << 24)) == 0) return false;  // AMX-BF16, AMX-TILE
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+  }();
+  return granted;
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// TDPBF16PS (16 x 16 fp32 += 16 x 32 bf16 times 32 x 16 bf16: 16384 flops) on kTileChains accumulator tiles, each
+// thread configuring its own tiles (the state is per thread).
+constexpr int kTileChains = 4;
+__attribute__((target("amx-tile,amx-bf16"))) float TileBf16(int64_t iters) {
+  TileConfig cfg;
+  for (int t = 0; t < kTileChains + 2; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  _tile_loadconfig(&cfg);
+  alignas(64) uint16_t a[16 * 32], b[16 * 32];
+  for (int i = 0; i < 16 * 32; ++i) {
+    a[i] = 0x3F80;  // 1.0
+    b[i] = 0x3380;  // 2^-24: the sums stay finite
+  }
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t it = 0; it < iters; ++it) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+  alignas(64) float c[16 * 16];
+  _tile_stored(0, c, 64);
+  _tile_release();
+  return c[0];
+}
+
 // Runs body(thread index) on `threads` threads started together; returns the wall time of the slowest.
 template <typename Body>
 double Parallel(int threads, Body body) {
@@ -100,11 +155,13 @@ CEILING_EXPORT int MsaBenchHasIsa(const char *isa) {
   if (std::strcmp(isa, "avx512-bf16") == 0) {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
   }
+  if (std::strcmp(isa, "avx512-amx") == 0) return HaveTiles();
   return 0;
 }
 
 // GFLOP/s of `threads` threads each running register-resident chains of `isa`'s multiply-add for about
-// `seconds` (fp32 FMAs: 2 flops per lane; "avx512-bf16": vdpbf16ps, 4 per lane); the best of `runs`.
+// `seconds` (fp32 FMAs: 2 flops per lane; "avx512-bf16": vdpbf16ps, 4 per lane; "avx512-amx": TDPBF16PS on
+// kTileChains tiles, 16384 flops each); the best of `runs`.
 // -1 for an instruction set this CPU lacks.
 // Every thread runs slices of about a millisecond until its time is up, and the rates of all of them add up:
 // the throughput the cores delivered together, as a kernel that hands its tasks to whichever thread is free
@@ -112,9 +169,15 @@ CEILING_EXPORT int MsaBenchHasIsa(const char *isa) {
 // can run far slower than the other for seconds, that read as little as half the pair's throughput.)
 CEILING_EXPORT double MsaBenchFmaGflops(const char *isa, int threads, double seconds, int runs) {
   if (!MsaBenchHasIsa(isa) || threads < 1) return -1.0;
-  const int kind = std::strcmp(isa, "avx512-bf16") == 0 ? 2 : std::strcmp(isa, "avx512") == 0 ? 1 : 0;
-  const double flops_per_iter = kChains * (kind == 2 ? 64.0 : kind == 1 ? 32.0 : 16.0);
-  auto kernel = [kind](int64_t iters) { return kind == 2 ? DotBf16(iters) : kind == 1 ? FmaAvx512(iters) : FmaAvx2(iters); };
+  const int kind = std::strcmp(isa, "avx512-amx") == 0    ? 3
+                   : std::strcmp(isa, "avx512-bf16") == 0 ? 2
+                   : std::strcmp(isa, "avx512") == 0      ? 1
+                                                          : 0;
+  const double flops_per_iter =
+      kind == 3 ? kTileChains * 16384.0 : kChains * (kind == 2 ? 64.0 : kind == 1 ? 32.0 : 16.0);
+  auto kernel = [kind](int64_t iters) {
+    return kind == 3 ? TileBf16(iters) : kind == 2 ? DotBf16(iters) : kind == 1 ? FmaAvx512(iters) : FmaAvx2(iters);
+  };
   // Calibrate on one thread: iterations of a slice of about a millisecond.
   constexpr double kSlice = 1e-3;
   int64_t slice = 1 << 12;

@@ -45,9 +45,11 @@ def native():
     return _native
 
 
-# The fp32 FMA each kernel set multiplies with; "avx512-bf16" also has the bf16 pair instruction (below).
-FP32_FMA_OF = {"avx512-bf16": "avx512", "avx512": "avx512", "avx2": "avx2"}
+# The fp32 FMA each kernel set multiplies with; "avx512-bf16" also has the bf16 pair instruction, "avx512-amx" the
+# AMX tiles' TDPBF16PS (below).
+FP32_FMA_OF = {"avx512-amx": "avx512", "avx512-bf16": "avx512", "avx512": "avx512", "avx2": "avx2"}
 BF16_PAIRS = "avx512-bf16"
+TILES = "avx512-amx"
 
 
 def fma_peaks(isas, threads, seconds=0.3, runs=3):
@@ -55,7 +57,7 @@ def fma_peaks(isas, threads, seconds=0.3, runs=3):
     kernel's SIMD sets ("generic" has no FMA and is left out), and "avx512-bf16" for vdpbf16ps where the
     kernel has that set (its bf16 pair path)."""
     lib = native()
-    names = sorted({FP32_FMA_OF[i] for i in isas if i in FP32_FMA_OF}) + [i for i in isas if i == BF16_PAIRS]
+    names = sorted({FP32_FMA_OF[i] for i in isas if i in FP32_FMA_OF}) + [i for i in isas if i in (BF16_PAIRS, TILES)]
     peaks = {}
     for name in names:
         if lib.MsaBenchHasIsa(name.encode()):

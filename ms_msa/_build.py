@@ -49,6 +49,8 @@ _AVX512_FLAGS = _AVX2_FLAGS + ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx51
 _X86_SOURCES = [("cpu/isa_kernels_avx2.cc", _AVX2_FLAGS),
                 ("cpu/isa_kernels_avx512.cc", _AVX512_FLAGS),
                 ("cpu/isa_kernels_avx512bf16.cc", _AVX512_FLAGS + ["-mavx512bf16", "-mavx512vbmi"]),
+                ("cpu/isa_kernels_avx512amx.cc", _AVX512_FLAGS + ["-mavx512bf16", "-mavx512vbmi", "-mamx-tile",
+                                                                  "-mamx-bf16"]),
                 ("cpu/grouped_matmul_avx2.cc", _AVX2_FLAGS)]
 
 

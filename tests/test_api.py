@@ -155,12 +155,13 @@ def test_pair_set_is_the_default_only_where_its_instruction_outruns_the_fma(mode
         assert ratio == 0.0
         return
     assert 0.05 < ratio < 20.0, ratio  # a rate the probe measured, not a default
+    ordered = [isa for isa in isas if isa != "avx512-amx"]  # the tile set, where offered, leads (its own test)
     if ratio >= 1.0:
-        assert isas[0] == "avx512-bf16"
+        assert ordered[0] == "avx512-bf16"
     else:
-        assert isas[:2] == ["avx512", "avx512-bf16"]
+        assert ordered[:2] == ["avx512", "avx512-bf16"]
     # The default launch runs the first set (the same bits as forcing it) on a bf16 prefill, where the two
-    # sets take different instructions.
+    # AVX-512 sets take different instructions.
     case = cases.Case("default-set-bf16-prefill", heads=4, head_dim=128, pages=12, q_lens=(40, 24),
                       kv_lens=(600, 300), block_size=128, dtype="bfloat16", local_window="token", local_blocks=0)
     inputs = cases.build_inputs(case, seed=3)
@@ -169,8 +170,24 @@ def test_pair_set_is_the_default_only_where_its_instruction_outruns_the_fma(mode
     monkeypatch.setenv("MS_MSA_CPU_ISA", isas[0])
     first = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
     assert np.array_equal(default.view(np.uint32), first.view(np.uint32))
-    monkeypatch.setenv("MS_MSA_CPU_ISA", isas[1])
-    second = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
-    assert not np.array_equal(second.view(np.uint32), first.view(np.uint32))  # the case tells the two sets apart
+    runs = {}
+    for isa in ordered[:2]:
+        monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+        runs[isa] = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
+    if isas[0] == ordered[0]:
+        assert np.array_equal(runs[ordered[0]].view(np.uint32), first.view(np.uint32))
+    assert not np.array_equal(runs[ordered[1]].view(np.uint32), runs[ordered[0]].view(np.uint32))  # told apart
     monkeypatch.setenv("MS_MSA_CPU_ISA", isas[0])
     _check(MsaIndexScore(**case.attrs())(*cases.call_args(inputs)), inputs, case)
+
+
+def test_tile_set_offered_exactly_where_the_cpu_has_amx_bf16():
+    """Linux lists amx_bf16 and amx_tile in /proc/cpuinfo where CPUID has them; the kernel offers the tile set
+    (avx512-amx) there, first (Linux grants a process the tiles from 5.16 on, which every machine here runs)."""
+    with open("/proc/cpuinfo") as f:
+        flags = next(line for line in f if line.startswith("flags")).split()
+    has_amx = all(flag in flags for flag in ("amx_bf16", "amx_tile", "avx512_bf16", "avx512vbmi"))
+    isas = _lib.cpu_isas()
+    assert has_amx == ("avx512-amx" in isas)
+    if has_amx:
+        assert isas[0] == "avx512-amx"

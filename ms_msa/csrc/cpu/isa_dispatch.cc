@@ -1,6 +1,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#if defined(MSA_HAVE_X86_KERNELS) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "isa_kernels.h"
 
@@ -12,6 +17,7 @@ IsaKernels GenericKernels();
 IsaKernels Avx2Kernels();
 IsaKernels Avx512Kernels();
 IsaKernels Avx512Bf16Kernels();
+IsaKernels Avx512AmxKernels();
 double Bf16PairMacRateOverFma();
 #endif
 
@@ -29,6 +35,25 @@ static bool HaveAvx512Set() {
 static bool HaveAvx512Bf16Set() {
 #if defined(MSA_HAVE_X86_KERNELS)
   return HaveAvx512Set() && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
+}
+
+// AMX-BF16 tiles: CPUID says the core has them, and Linux grants this process their state (asked once: the tile
+// data is not part of a thread's saved state until a process asks, ARCH_REQ_XCOMP_PERM, Linux 5.16 and later; a
+// process that has not asked dies of SIGILL at its first tile instruction).
+static bool HaveAvx512AmxSet() {
+#if defined(MSA_HAVE_X86_KERNELS) && defined(__linux__) && defined(SYS_arch_prctl)
+  static const bool granted = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // (GCC 12's __builtin_cpu_supports does not know AMX)
+    if (!HaveAvx512Bf16Set() || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;  // CPUID.(7, 0):EDX
+    if ((edx & kAmxBf16) == 0 || (edx & kAmxTile) == 0) return false;
+    constexpr long kReqXcompPerm = 0x1023, kXtileData = 18;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXtileData) == 0;
+  }();
+  return granted;
 #else
   return false;
 #endif
@@ -53,6 +78,7 @@ int AvailableIsaKernels(IsaKernels *out, int cap) {
   const bool avx512 = HaveAvx512Set();
   const bool pairs = HaveAvx512Bf16Set();
   const bool pairs_lead = pairs && Bf16PairRateRatio() >= 1.0;
+  if (HaveAvx512AmxSet() && n < cap) out[n++] = Avx512AmxKernels();
   if (pairs_lead && n < cap) out[n++] = Avx512Bf16Kernels();
   if (avx512 && n < cap) out[n++] = Avx512Kernels();
   if (pairs && !pairs_lead && n < cap) out[n++] = Avx512Bf16Kernels();

@@ -37,6 +37,12 @@ static_assert(2 * kDecodeAheadKeys <= kKeyChunk, "the decode-ahead tiles' keys f
 constexpr int64_t kDotLeadKeys = 8;
 constexpr int64_t kDotLeadKeysInt8 = 32;
 constexpr int64_t kPairLeadKeys = 32;
+// The AMX tiles (bf16 keys) compute a block of keys in a fraction of the time memory takes to deliver it, so the
+// stream alone sets their pace: 16 keys (4 KiB, the read probe's distance), its lines asked for a quarter tile at a
+// time between the tile loads. Measured on the Intel Xeon (family 6 model 207), decode 8x1@32k from memory, two
+// threads (C++ harness, interleaved runs): the whole tile's lines asked for at once took 1.2-1.4x the time of the
+// paced stream; 8, 16 and 24 keys ahead were alike, 0 was 1.15-1.4x.
+constexpr int64_t kTileLeadKeys = 16;
 // Decode ahead reads each tile's keys one tile before its dots, and asks for them a block ahead of that: fp16
 // speculative decode 4x4@64k, two threads, from memory, was 5-10 % faster than at 32 keys (interleaved runs,
 // C++ harness), and slower again at 256.
@@ -149,12 +155,18 @@ class TaskRunner {
   bool dot_pair_path() const {
     return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && Bf16DotPathReads(p_.key_dtype);
   }
+  // bf16 queries against bf16 keys (TilePathTakes: tasks of up to 64 rows at D 128, so decode, speculative decode
+  // and prefill) on AMX tiles where the CPU has them, the query in the pair layout. (int8 keys stay on the dot path:
+  // widened to bf16 for the tiles, a block or a tile at a time, int8-key decode took longer; docs/cpu_kernel.md.)
+  bool tile_path() const {
+    return isa_.tile_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+  }
 
   void Prepare(Scratch *s) const {
     const int64_t rows = rows_capacity();
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
-    if (pair_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
+    if (pair_path() || tile_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
     if (pair_path() && p_.key_dtype == DType::kInt8) s->keys_bf16.assign(P_ * D_, 0u);
     if (dot_pair_path()) s->qd.assign(kDotRows * DotQueryChunks(D_) * 2 * kDotQueryChunk, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
@@ -192,10 +204,11 @@ class TaskRunner {
     const int64_t block_end = std::min(task.col_end, CeilDiv(max_vis, P_));
     if (task.col_begin < block_end) {
       // A subnormal query element would be read as zero by the pair instruction: such a task uses fp32.
-      const bool pairs = pair_path() && rows > kDotRows && !LoadQueryPairs(req, task, rows, s);
-      const bool dot_pairs = dot_pair_path() && rows <= kDotRows && !LoadQueryRowsBf16(req, task, rows, s);
+      const bool tiles = tile_path() && TilePathTakes(rows, D_) && !LoadQueryPairs(req, task, rows, s);
+      const bool pairs = tiles || (pair_path() && rows > kDotRows && !LoadQueryPairs(req, task, rows, s));
+      const bool dot_pairs = !tiles && dot_pair_path() && rows <= kDotRows && !LoadQueryRowsBf16(req, task, rows, s);
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
-      LoadQueries(req, task, rows, ldq, s);
+      if (!tiles) LoadQueries(req, task, rows, ldq, s);  // (the tiles read the pairs alone)
       s->carry.half = -1;  // `keys` holds nothing of this task yet
       for (int64_t beta = task.col_begin; beta < block_end; ++beta) {
         // The block's int8 scales: staged at the task's first block and every kScaleStashBlocks after.
@@ -204,7 +217,7 @@ class TaskRunner {
           StageScales(req, task, beta, std::min(beta + kScaleStashBlocks, block_end), max_vis, s);
         }
         const float *block_scale = p_.scale != nullptr ? s->scale_stash.data() + slot * P_ : nullptr;
-        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, dot_pairs, block_scale, s);
+        ScoreBlock(req, task, beta, beta + 1 < block_end, max_vis, rows, ldq, pairs, tiles, dot_pairs, block_scale, s);
       }
     }
     for (int64_t r = 0; r < rows; ++r) Force(req, task, s->vis_end[r], s->out_row[r]);
@@ -354,8 +367,9 @@ class TaskRunner {
   }
 
   // Block beta for the task's rows, into their output column beta. block_scale: the block's int8 scales, or null.
+  // pairs: the query is in the pair layout, for the bf16 pair path or (tiles) the AMX tiles.
   void ScoreBlock(const Request &req, const Task &task, int64_t beta, bool has_next, int64_t max_vis, int64_t rows,
-                  int64_t ldq, bool pairs, bool dot_pairs, const float *block_scale, Scratch *s) const {
+                  int64_t ldq, bool pairs, bool tiles, bool dot_pairs, const float *block_scale, Scratch *s) const {
     const int64_t first_key = beta * P_;
     const int64_t nkeys = std::min(P_, max_vis - first_key);  // keys any row of the task can see
     std::fill(s->run_max.begin(), s->run_max.begin() + ldq, -INFINITY);
@@ -364,7 +378,7 @@ class TaskRunner {
     const int64_t key0 = at.key0, key_step = at.key_step;
     // Few rows, and bf16 pairs, read the keys in place (int8 keys on the pair path: widened to bf16 first), a
     // whole block per call; the fp32 path decodes pieces that stay in cache.
-    const bool dot = rows <= kDotRows && DotPathReads(p_.key_dtype);
+    const bool dot = !pairs && rows <= kDotRows && DotPathReads(p_.key_dtype);
     // One 16-row group of the fp32 path decodes the keys between its multiply-adds, also a whole block per call.
     const bool decode_ahead =
         !dot && !pairs && isa_.decode_block_max != nullptr && DecodeAheadTakes(ldq, D_, p_.key_dtype);
@@ -372,6 +386,7 @@ class TaskRunner {
     // The kernels pull in the keys a lead ahead of their dots, on into the next block (the fp32 path reads
     // the next chunk's rows while it computes this one; decode ahead, the next tile's).
     const int64_t lead = dot ? (p_.key_dtype == DType::kInt8 ? kDotLeadKeysInt8 : kDotLeadKeys)
+                         : tiles ? kTileLeadKeys
                          : pairs ? kPairLeadKeys
                          : decode_ahead ? kDecodeAheadLeadKeys : kKeyChunk;
     // (block beta + 1 is looked up only if the task reads it: past its last block the table may end)
@@ -389,6 +404,7 @@ class TaskRunner {
     }
     KeyPrefetch stream =
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
+    const PairBlockMaxFn pair_max = tiles ? isa_.tile_block_max : isa_.bf16_block_max;
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       at.KeyOffsets(c0, n, s->key_off.data());
@@ -405,11 +421,11 @@ class TaskRunner {
           isa_.int8_to_bf16(static_cast<const int8_t *>(p_.key) + s->key_off[i], D_, s->keys_bf16.data() + i * D_);
           s->key_off[i] = i * D_;
         }
-        isa_.bf16_block_max(s->qp.data(), ldq, D_, s->keys_bf16.data(), s->key_off.data(), n, scale, s->limit.data(),
-                            s->run_max.data(), s->run_nan.data(), &stream);
+        pair_max(s->qp.data(), ldq, D_, s->keys_bf16.data(), s->key_off.data(), n, scale, s->limit.data(),
+                 s->run_max.data(), s->run_nan.data(), &stream);
       } else if (pairs) {
-        isa_.bf16_block_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(),
-                            s->run_max.data(), s->run_nan.data(), &stream);
+        pair_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(), s->run_max.data(),
+                 s->run_nan.data(), &stream);
       } else if (decode_ahead) {
         isa_.decode_block_max(p_.key_dtype, s->qt.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(),
                               s->run_max.data(), s->run_nan.data(), &stream, s->keys.data(), &s->carry);

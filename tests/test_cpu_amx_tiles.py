@@ -1,0 +1,134 @@
+"""The AMX tile path of the CPU kernel (kernel set "avx512-amx": TDPBF16PS multiplies bf16 pairs exactly and sums
+them in fp32, 16 keys x 16 query rows an instruction) against the reference, in PyNative and GRAPH_MODE: bf16
+queries and keys at D 128 in tasks of 1 to 64 rows (decode, speculative decode, GQA, prefill), every key layout (keys D,
+2 x D apart, packed TND), blocks whose keys end inside a tile of 16, exponents over the whole bf16 range, NaN and
+infinite keys, and subnormal elements next to huge partners (the tiles read a subnormal as zero, so the kernel
+must take fp32 multiply-adds for such a query or tile of keys). Skipped on CPUs without AMX-BF16."""
+import numpy as np
+import mindspore as ms
+import pytest
+
+from ms_msa import _lib
+from ms_msa.testing import cases, checks, dtypes
+
+ALL = _lib.cpu_isas()
+TILE_ISAS = [isa for isa in ALL if isa.endswith("amx")]
+pytestmark = pytest.mark.skipif(not TILE_ISAS, reason="this CPU has no AMX-BF16 tiles (or the OS did not grant them)")
+
+SUBNORMAL = 2.0 ** -130   # a bf16 subnormal (below 2**-126)
+HUGE = 2.0 ** 127         # SUBNORMAL * HUGE = 1/8
+
+
+def _case(name, heads=4, kv_heads=1, q_lens=(1, 4, 3, 2, 1), kv_lens=(700, 300, 129, 77, 5), layout="BBND",
+          block_size=128):
+    """bf16, D 128; each request's tokens x the heads of a key head are a task's rows (up to 64: 1 to 4 groups of 16).
+    The kv lengths leave 1 to 15 keys in a request's last tile of 16 (a tile gathered and padded with zeros)."""
+    pages = sum(-(-kv // block_size) for kv in kv_lens) + 3
+    return cases.Case(name, heads=heads, kv_heads=kv_heads, head_dim=128, pages=pages, q_lens=q_lens,
+                      kv_lens=kv_lens, block_size=block_size, dtype="bfloat16", layout=layout, local_window="token",
+                      local_blocks=0)
+
+
+CASES = [
+    _case("tiles-m3-decode-and-spec"),                                     # 4, 16, 12, 8 and 4 rows
+    _case("tiles-gqa-kv2-bbnd", heads=8, kv_heads=2, q_lens=(4, 1, 2), kv_lens=(400, 130, 21)),  # keys 2 x D apart
+    _case("tiles-gqa-kv2-bnbd", heads=8, kv_heads=2, q_lens=(4, 1, 2), kv_lens=(400, 130, 21), layout="BNBD"),
+    _case("tiles-tnd", q_lens=(4, 1, 3), kv_lens=(300, 129, 50), layout="TND"),
+    _case("tiles-block-48", q_lens=(4, 2), kv_lens=(500, 97), block_size=48),  # 3 tiles a block
+    _case("tiles-16-heads-decode", heads=16, q_lens=(1, 1), kv_lens=(900, 40)),  # 16 rows of one token
+    # prefill and chunked prefill: tasks of 64 rows (4 groups of 16), and tails of 48, 32 and 20 rows
+    _case("tiles-prefill-groups", q_lens=(40, 12, 8, 5), kv_lens=(600, 12, 300, 133)),
+    _case("tiles-prefill-gqa-kv2-tnd", heads=8, kv_heads=2, q_lens=(37, 6), kv_lens=(500, 140), layout="TND"),
+]
+
+
+def _with_values(case, query, key, seed):
+    inputs = cases.build_inputs(case, seed=seed)
+    for name, value in (("query", query), ("key", key)):
+        inputs.values[name] = dtypes.round_to(value, "bfloat16")
+        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], "bfloat16")
+        back = inputs.tensors[name].astype(ms.float32).asnumpy().astype(np.float64)
+        assert np.array_equal(back, inputs.values[name], equal_nan=True), name  # reaches the kernel as it is
+    return inputs
+
+
+@pytest.mark.parametrize("isa", TILE_ISAS)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_tiles_against_reference_over_the_bf16_range(isa, case, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    out = checks.run_accepted(case, cases.build_wide_inputs(case, seed=21))
+    assert np.isfinite(out).any(axis=-1).all()  # every row scores its blocks
+
+
+@pytest.mark.parametrize("isa", TILE_ISAS)
+@pytest.mark.parametrize("where", ["query", "key"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[6]], ids=lambda c: c.name)  # decode and spec; prefill's groups
+def test_subnormal_next_to_a_huge_partner_counts(isa, where, case, mode, monkeypatch):
+    """One query element (or element 5 of key 7 of every page) is subnormal and its partner huge: that product,
+    1/8 (1/16 to 1/8, a value per query row), decides the block maxima it enters (the other terms are ~1e-6). Read as zero, as the tiles read it, it is
+    lost; the kernel must dot that query's task, or that tile of keys, with fp32 multiply-adds."""
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    rng = np.random.default_rng(2)
+    q_shape = (sum(case.q_lens), case.heads, case.head_dim)
+    k_shape = (case.pages, case.block_size, case.kv_heads, case.head_dim)
+    query, key = rng.standard_normal(q_shape) * 1e-3, rng.standard_normal(k_shape) * 1e-3
+    if where == "query":
+        query[2, 1, 5] = SUBNORMAL  # token 2 (of the second request in decode and spec: a 16-row task), head 1
+        key[..., 5] = HUGE
+        decided = lambda ref: ref[1, 2]
+    else:
+        key[..., 5] = 0.0
+        key[:, 7, :, 5] = SUBNORMAL
+        query[..., 5] = HUGE * rng.uniform(0.5, 1.0, q_shape[:2])  # a partner of its own per row: 1/16 .. 1/8
+        decided = lambda ref: ref
+    inputs = _with_values(case, query, key, seed=2)
+    ref = inputs.run_reference()
+    checks.run_accepted(case, inputs)
+    scores = decided(ref)[np.isfinite(decided(ref)) & (decided(ref) < 1e29)]
+    assert scores.size and (scores > 1 / 20).mean() > 0.5
+
+
+@pytest.mark.parametrize("isa", TILE_ISAS)
+def test_nan_and_infinite_keys_propagate(isa, mode, monkeypatch):
+    """A NaN key element makes its block NaN for every row that sees the key; an infinite one +-inf (or NaN against
+    a zero query element). Keys placed at the start, middle and end of a tile of 16 and in a request's last tile."""
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = CASES[0]
+    rng = np.random.default_rng(4)
+    q_shape = (sum(case.q_lens), case.heads, case.head_dim)
+    k_shape = (case.pages, case.block_size, case.kv_heads, case.head_dim)
+    query, key = rng.standard_normal(q_shape), rng.standard_normal(k_shape)
+    key[0, 0, 0, 3] = np.nan
+    key[1, 15, 0, 100] = np.inf
+    key[2, 37, 0, 64] = -np.inf
+    key[3, 127, 0, 0] = np.nan
+    inputs = _with_values(case, query, key, seed=4)
+    out = checks.run_accepted(case, inputs)
+    assert np.isnan(out).any() and np.isinf(out).any()
+
+
+@pytest.mark.parametrize("isa", TILE_ISAS)
+def test_tiles_bit_identical_whatever_the_thread_count(isa, mode, monkeypatch):
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = CASES[0]
+    checks.assert_same_bits_for_thread_counts(case, cases.build_wide_inputs(case, seed=22))
+
+
+def test_tile_path_runs_where_it_is_offered(mode, monkeypatch):
+    """The tile set's bf16 decode and prefill are the tiles' arithmetic, not the avx512 set's: both within SPEC §6
+    of the reference, their bits differ (another summation order), while their int8-key decode (the dot path in both
+    sets) is the same bits."""
+    bf16 = CASES[0]
+    prefill = CASES[6]
+    int8 = cases.Case("tiles-not-for-int8-keys", heads=4, head_dim=128, pages=12, q_lens=(1, 4), kv_lens=(700, 300),
+                      dtype="bfloat16", int8_key=True, local_window="token", local_blocks=0)
+    results = {}
+    for case in (bf16, prefill, int8):
+        inputs = cases.build_inputs(case, seed=23)
+        for isa in (TILE_ISAS[0], "avx512"):
+            monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+            results[case.name, isa] = checks.run_accepted(case, inputs).view(np.uint32)
+    for case in (bf16, prefill):
+        assert not np.array_equal(results[case.name, TILE_ISAS[0]], results[case.name, "avx512"])
+    assert np.array_equal(results[int8.name, TILE_ISAS[0]], results[int8.name, "avx512"])
+
