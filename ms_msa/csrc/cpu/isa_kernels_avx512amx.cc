@@ -1,7 +1,7 @@
 // The AVX-512 build with AMX-BF16 (compiled with the AVX-512 flags plus -mavx512bf16 -mavx512vbmi -mamx-tile
 // -mamx-bf16; called only after a CPUID check and the OS granting the tiles, isa_dispatch.cc): the avx512 kernel set
-// (fp32 FMAs: prefill and every other dtype keep them), plus bf16 queries against bf16 keys on the tiles in decode and
-// speculative decode (TileBlockMax, at most 16 query rows a task).
+// (fp32 FMAs: every other dtype keeps them), plus bf16 queries against bf16 keys on the tiles (TileBlockMax: decode,
+// speculative decode and prefill, tasks of up to 64 query rows at D 128).
 #include <immintrin.h>
 
 #include <algorithm>
