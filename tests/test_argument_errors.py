@@ -52,6 +52,19 @@ def test_rules_rerun_for_new_arguments_only(pynative, monkeypatch):
         assert len(checked) == before + 1
 
 
+def test_remembered_check_tells_every_dtype_apart():
+    """The memo's dtype key (the TensorType's pickle state, cheap to hash) is one key per dtype: every tensor
+    dtype MindSpore has gets its own, and the same dtype built twice the same one."""
+    from mindspore._c_expression import typing  # pylint: disable=import-outside-toplevel
+    from ms_msa.backends.infer import dtype_key  # pylint: disable=import-outside-toplevel
+    dtypes = [ms.bool_, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.uint16, ms.uint32, ms.uint64,
+              ms.float16, ms.bfloat16, ms.float32, ms.float64, ms.float8_e4m3fn, ms.float8_e5m2, ms.complex64]
+    keys = [dtype_key(typing.TensorType(d)) for d in dtypes]
+    assert len(set(keys)) == len(dtypes), keys
+    assert keys == [dtype_key(typing.TensorType(d)) for d in dtypes]
+    assert dtype_key(None) is None
+
+
 # ---- attributes (checked when the Cell is built) ------------------------------------------------
 
 @pytest.mark.parametrize("attrs, match", [

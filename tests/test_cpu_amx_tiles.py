@@ -108,6 +108,22 @@ def test_nan_and_infinite_keys_propagate(isa, mode, monkeypatch):
 
 
 @pytest.mark.parametrize("isa", TILE_ISAS)
+def test_a_nan_at_every_place_of_a_tile_propagates(isa, mode, monkeypatch):
+    """One NaN key element per page, at each of the 16 places of a tile of keys in turn (and in every tile of a
+    block), for tasks of one group of rows (decode, speculative decode) and of four (prefill): the tile a row sees
+    whole folds by a tree of max instructions, which may drop the NaN operand; the flag must not."""
+    monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
+    case = _case("tiles-nan-every-place", q_lens=(1, 4, 40), kv_lens=(2048, 1100, 2048))
+    rng = np.random.default_rng(9)
+    key = rng.standard_normal((case.pages, case.block_size, case.kv_heads, case.head_dim))
+    for page in range(case.pages):
+        key[page, (16 * (page % 8) + page % 16) % case.block_size, 0, page % case.head_dim] = np.nan
+    inputs = _with_values(case, rng.standard_normal((sum(case.q_lens), case.heads, case.head_dim)), key, seed=9)
+    out = checks.run_accepted(case, inputs)  # NaN exactly where the reference has it
+    assert np.isnan(out).sum() > 100
+
+
+@pytest.mark.parametrize("isa", TILE_ISAS)
 def test_tiles_bit_identical_whatever_the_thread_count(isa, mode, monkeypatch):
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
     case = CASES[0]

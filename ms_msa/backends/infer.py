@@ -27,6 +27,19 @@ def aot_dtype_name(dtype):
     return str(dtype).lower()
 
 
+def dtype_key(dtype):
+    """A key that tells (tensor) dtypes apart and hashes fast: a TensorType's pickle state, the (type id,) of its
+    element (about 0.2 µs, where hashing the TensorType itself takes about 2.5 µs and comparing two 4.6 µs, which
+    made the memo of passed arguments cost 44 µs of a 150 µs PyNative call). Anything else keys as itself."""
+    getstate = getattr(type(dtype), "__getstate__", None)
+    if dtype is None or getstate is None or not hasattr(dtype, "element_type"):
+        return dtype
+    try:
+        return (type(dtype).__name__,) + tuple(getstate(dtype))
+    except (TypeError, ValueError, RuntimeError):
+        return dtype
+
+
 @functools.lru_cache(maxsize=None)
 def _infer_shape_fn():
     fn = _lib.library().MsaInferShape
@@ -138,9 +151,8 @@ class MsaCustom(ops.Custom):
         # nothing else (the attributes are fixed per primitive): passing arguments are remembered, which
         # takes the C++ rule check (about 40 µs of a 250 µs PyNative call here) off every repeated call.
         # Failing arguments are not remembered: each such call raises again.
-        # (keyed by MindSpore's dtype objects, which hash and compare by type: their names cost more)
         shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
-        key = (tuple(a["dtype"] for a in args), shapes)
+        key = (tuple(dtype_key(a["dtype"]) for a in args), shapes)
         out = self._msa_passed.get(key)
         if out is None:
             names = tuple(aot_dtype_name(a["dtype"]) for a in args)
