@@ -1,6 +1,6 @@
 """The AMX tile path of the CPU kernel (kernel set "avx512-amx": TDPBF16PS multiplies bf16 pairs exactly and sums
 them in fp32, 16 keys x 16 query rows an instruction) against the reference, in PyNative and GRAPH_MODE: bf16
-queries and keys at D 128 in tasks of 1 to 64 rows (decode, speculative decode, GQA, prefill), every key layout (keys D,
+queries and keys at D 128 in tasks of 1 to 128 rows (decode, speculative decode, GQA, prefill), every key layout (keys D,
 2 x D apart, packed TND), blocks whose keys end inside a tile of 16, exponents over the whole bf16 range, NaN and
 infinite keys, and subnormal elements next to huge partners (the tiles read a subnormal as zero, so the kernel
 must take fp32 multiply-adds for such a query or tile of keys). Skipped on CPUs without AMX-BF16."""
@@ -36,8 +36,10 @@ CASES = [
     _case("tiles-tnd", q_lens=(4, 1, 3), kv_lens=(300, 129, 50), layout="TND"),
     _case("tiles-block-48", q_lens=(4, 2), kv_lens=(500, 97), block_size=48),  # 3 tiles a block
     _case("tiles-16-heads-decode", heads=16, q_lens=(1, 1), kv_lens=(900, 40)),  # 16 rows of one token
-    # prefill and chunked prefill: tasks of 64 rows (4 groups of 16), and tails of 48, 32 and 20 rows
+    # prefill and chunked prefill: tasks of 128 rows (8 groups of 16: the keys multiply groups 0-3, then 4-7), and
+    # tails of 32, 48, 32 and 20 rows
     _case("tiles-prefill-groups", q_lens=(40, 12, 8, 5), kv_lens=(600, 12, 300, 133)),
+    _case("tiles-prefill-5-to-7-groups", q_lens=(20, 24, 28, 17), kv_lens=(700, 300, 28, 17)),  # 80, 96, 112, 68 rows
     _case("tiles-prefill-gqa-kv2-tnd", heads=8, kv_heads=2, q_lens=(37, 6), kv_lens=(500, 140), layout="TND"),
 ]
 

@@ -178,13 +178,16 @@ using Bf16DotMaxFn = bool (*)(DType key_dtype, const uint16_t *qd, const float *
                               const int32_t *limit, float *run_max, int32_t *run_nan, KeyPrefetch *pf);
 
 // bf16 queries against bf16 keys on AMX tiles (TDPBF16PS: bf16 pairs multiplied exactly, summed in fp32; one
-// instruction is 16 keys x 16 query rows x 32 elements): tasks of up to 4 x kTileRows rows at d == kFixedD (decode,
+// instruction is 16 keys x 16 query rows x 32 elements): tasks of up to kTileMaxRows rows at d == kFixedD (decode,
 // speculative decode, prefill), whose fp32 multiply-adds and key widening kept the core's vector ports busy (decode:
 // for as long as memory took to deliver the keys). Arguments as PairBlockMaxFn, ldq a multiple of kTileRows. Like
 // vdpbf16ps the tiles read subnormal inputs as zero (and flush subnormal results, each below 2^-126), so the caller
 // never passes a query with a subnormal element and a tile of keys with one is dotted with fp32 FMAs instead.
 constexpr int64_t kTileRows = 16;
-inline bool TilePathTakes(int64_t rows, int64_t d) { return rows <= 4 * kTileRows && d == kFixedD; }
+// Up to 8 groups of 16 rows: a tile of keys multiplies the first four groups (their scores fill tiles 0-3), then,
+// loaded again from L1, the rest.
+constexpr int64_t kTileMaxRows = 8 * kTileRows;
+inline bool TilePathTakes(int64_t rows, int64_t d) { return rows <= kTileMaxRows && d == kFixedD; }
 
 // n int8 values as bf16, exactly (an int8 has at most 8 significant bits, as many as bf16).
 using Int8ToBf16Fn = void (*)(const int8_t *src, int64_t n, uint16_t *dst);

@@ -24,7 +24,8 @@ namespace cpu {
 namespace {
 
 // Query rows (tokens x heads sharing a key head) per task: enough to reuse each decoded key chunk many
-// times, few enough that the transposed query tile (D x 64 fp32 = 32 KiB at D 128) stays near L1.
+// times, few enough that the transposed query tile (D x 64 fp32 = 32 KiB at D 128) stays near L1. (The AMX
+// tiles take kTileMaxRows: their query is bf16 pairs, 32 KiB at 128 rows, and each task reads its keys again.)
 constexpr int64_t kTargetRowsPerTask = 64;
 // Keys decoded to fp32 at a time (48 x D x 4 B = 24 KiB at D 128): the chunk stays in L1/L2 while every
 // query row of the task is scored against it. A multiple of the micro-kernel's 6 and 12 key tiles.
@@ -140,7 +141,9 @@ class TaskRunner {
   TaskRunner(const ScoreProblem &p, const IsaKernels &isa)
       : p_(p), isa_(isa), group_(p.geo.n1 / p.geo.n2), P_(p.geo.block_size), D_(p.geo.d), W_(p.geo.out_width) {}
 
-  int64_t tokens_per_task() const { return std::max<int64_t>(1, kTargetRowsPerTask / group_); }
+  int64_t tokens_per_task() const {
+    return std::max<int64_t>(1, (tile_path() && D_ == kFixedD ? kTileMaxRows : kTargetRowsPerTask) / group_);
+  }
   // Rows padded to 16: the bf16 pair path works in 16-lane vectors of rows (the others need 8).
   int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kPairRowAlign); }
   // bf16 queries go through the pair instruction where the CPU has one: tasks of several rows on the pair
@@ -156,15 +159,16 @@ class TaskRunner {
   bool dot_pair_path() const {
     return isa_.bf16_dot_max != nullptr && p_.query_dtype == DType::kBFloat16 && Bf16DotPathReads(p_.key_dtype);
   }
-  // bf16 queries against bf16 keys (TilePathTakes: tasks of up to 64 rows at D 128, so decode, speculative decode
+  // bf16 queries against bf16 keys (TilePathTakes: tasks of up to 128 rows at D 128, so decode, speculative decode
   // and prefill) on AMX tiles where the CPU has them, the query in the pair layout. (int8 keys stay on the dot path:
   // widened to bf16 for the tiles, a block or a tile at a time, int8-key decode took longer; docs/cpu_kernel.md.)
   bool tile_path() const {
     return isa_.tile_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
   }
 
-  void Prepare(Scratch *s) const {
-    const int64_t rows = rows_capacity();
+  // Sized for the call's largest task (max_rows; at most rows_capacity()): a decode call's tasks are a few rows.
+  void Prepare(Scratch *s, int64_t max_rows) const {
+    const int64_t rows = std::min(rows_capacity(), RoundUp(std::max<int64_t>(max_rows, 1), kPairRowAlign));
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
     if (pair_path() || tile_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
@@ -548,6 +552,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
   struct Tile { int64_t b, g, t_begin, t_end, blocks; };
   std::vector<Tile> tiles;
   double units = 0.0;
+  int64_t max_rows = 0;
   for (int64_t b = 0; b < p.geo.batch; ++b) {
     const Request req = RequestOf(p, b);
     for (int64_t t = 0; t < req.q_len; t += tpt) {
@@ -555,6 +560,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
       const int64_t blocks = runner.VisibleBlocks(req, t_end);
       for (int64_t g = 0; g < p.geo.n2; ++g) {
         tiles.push_back({b, g, t, t_end, blocks});
+        max_rows = std::max(max_rows, (t_end - t) * group);
         units += static_cast<double>((t_end - t) * group) * std::max<int64_t>(blocks, 1);
       }
     }
@@ -594,7 +600,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
 
   const int workers = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(tasks.size())));
   std::vector<Scratch> scratch(std::max(workers, 1));
-  for (auto &s : scratch) runner.Prepare(&s);
+  for (auto &s : scratch) runner.Prepare(&s, max_rows);
   std::atomic<int64_t> next{0};
   auto worker = [&](int id) {
     const KeepSubnormals part_ieee;  // a kept pool thread has whatever FP mode it last ran with
