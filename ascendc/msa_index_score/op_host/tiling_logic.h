@@ -1,6 +1,6 @@
 // The host-side planning of the Ascend MsaIndexScore that needs no CANN: the argument rules (the
 // shared ms_msa rules with Target::kAscend), the task decomposition and the number of AI cores
-// (from shapes alone: the kernel splits the tasks from the lengths it reads, CoreTasks), the
+// (from shapes alone: the kernel splits the tasks from the lengths it reads, CoreShare), the
 // strides of each key layout and the packing of the tiling data. msa_index_score_tiling.cpp only
 // moves data between the CANN tiling context and these functions, so everything here is unit-tested
 // on a machine without CANN (tests/test_ascend_host_logic.py).

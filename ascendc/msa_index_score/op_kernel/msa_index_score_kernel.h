@@ -32,7 +32,7 @@
 //   * Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
 //     and waits until both have signalled), counted so that every set is waited exactly once.
 // The lengths and the block table are read here, not on the host: every core checks the lengths
-// (LengthsValid; a broken call gets NaN everywhere) and takes its own run of tasks (CoreTasks), and
+// (LengthsValid; a broken call gets NaN everywhere) and takes its own share of the tasks (CoreShare, which may start or end inside a task), and
 // a block whose table entry lies outside [0, NP) is never read and scores NaN.
 #ifndef MSA_INDEX_SCORE_KERNEL_H
 #define MSA_INDEX_SCORE_KERNEL_H
@@ -45,7 +45,9 @@ namespace msa_kernel {
 
 using namespace AscendC;
 using msa_tiling::ComputedCols;
-using msa_tiling::CoreTasks;
+using msa_tiling::ClipTask;
+using msa_tiling::CoreRange;
+using msa_tiling::CoreShare;
 using msa_tiling::kCubeRows;
 using msa_tiling::kPageKeys;
 using msa_tiling::kRingStages;
@@ -194,13 +196,14 @@ class MsaIndexScoreKernel {
       if constexpr (!kCube) WriteNaNShare();
       return;
     }
-    uint32_t begin = 0, end = 0;
-    CoreTasks(*t_, qlen_, klen_, core_, t_->usedCores, &begin, &end);
-    if (begin >= end) return;
+    const CoreRange share = CoreShare(*t_, qlen_, klen_, core_, t_->usedCores);
+    if (share.begin >= share.end) return;
+    const uint32_t first = static_cast<uint32_t>(share.begin / t_->tileCols);
+    const uint32_t last = static_cast<uint32_t>((share.end - 1) / t_->tileCols);
     TaskCursor<GmLengths> cursor(t_, qlen_);
-    cursor.Seek(begin);
-    for (uint32_t i = begin; i < end; ++i, cursor.Next()) {
-      const Task task = cursor.Get();
+    cursor.Seek(first);
+    for (uint32_t i = first; i <= last; ++i, cursor.Next()) {
+      const Task task = ClipTask(*t_, cursor.Get(), i, share);  // the first and last may be pieces
       if constexpr (kCube) {
         CubeTask(task);
       } else {

@@ -5,7 +5,7 @@
 // interface (SPEC §8): an input declared ValueDepend would become a host aclIntArray in the
 // generated interface, and its values would be copied to the host on every call. So every core
 // reads the lengths from global memory, checks them (LengthsValid) and takes its own share of the
-// tasks (CoreTasks); the host only bounds the work to pick the number of cores.
+// tasks (CoreShare); the host only bounds the work to pick the number of cores.
 //
 // It lives in op_kernel/ because only that folder is shipped for the kernel's online compile, and it
 // includes nothing but <cstdint>: the host logic (op_host/tiling_logic.*) is compiled and unit-tested
@@ -74,7 +74,7 @@ struct MsaIndexScoreTilingData {
   uint32_t tokensPerTile;  // tokens of one task (foldHeads * tokensPerTile <= kCubeRows)
   uint32_t tileCols;       // columns of a task: kTileCols, or kNarrowTileCols to spread a decode
   uint32_t colTiles;       // ceil(W / tileCols)
-  uint32_t usedCores;      // launched AI cores (block dim); CoreTasks splits the tasks among them
+  uint32_t usedCores;      // launched AI cores (block dim); CoreShare splits the tasks among them
 
   // Element strides of the inputs.
   uint64_t queryTokenStride;   // N1 * D
@@ -147,6 +147,26 @@ MSA_HD uint32_t ComputedCols(const MsaIndexScoreTilingData &t, const Task &task,
   return static_cast<uint32_t>(cols);
 }
 
+// Task `local` of request `request` (qLen query tokens), in the order head group, token tile, column
+// tile (the column tiles of one head group and token tile, a "row tile", are consecutive).
+MSA_HD Task MakeTask(const MsaIndexScoreTilingData &t, uint32_t request, uint32_t qLen, uint32_t local) {
+  const uint32_t tokenTiles = CeilDivU(qLen, t.tokensPerTile);
+  Task task;
+  task.request = request;
+  uint32_t rest = local;
+  const uint32_t colTile = rest % t.colTiles;
+  rest /= t.colTiles;
+  const uint32_t tokenTile = rest % tokenTiles;
+  task.headGroup = rest / tokenTiles;
+  task.tokenBegin = tokenTile * t.tokensPerTile;
+  task.tokens = qLen - task.tokenBegin < t.tokensPerTile ? qLen - task.tokenBegin : t.tokensPerTile;
+  task.colBegin = colTile * t.tileCols;
+  task.cols = t.outWidth - task.colBegin < t.tileCols ? t.outWidth - task.colBegin : t.tileCols;
+  const uint32_t firstHead = task.headGroup * t.foldHeads;
+  task.kvHead = firstHead / (t.n1 / t.n2);
+  return task;
+}
+
 // Walks the global task order (request, head group, token tile, column tile). Lengths come from an
 // accessor so that the host (arrays) and the kernel (global memory) share the walk. qlen(b) is the
 // prefix-sum entry b of actual_seq_qlen.
@@ -180,24 +200,7 @@ struct TaskCursor {
     }
   }
 
-  MSA_HD Task Get() const {
-    const uint32_t qLen = static_cast<uint32_t>(qlen(request + 1) - qlen(request));
-    const uint32_t tokenTiles = CeilDivU(qLen, t->tokensPerTile);
-    Task task;
-    task.request = request;
-    uint32_t rest = local;
-    const uint32_t colTile = rest % t->colTiles;
-    rest /= t->colTiles;
-    const uint32_t tokenTile = rest % tokenTiles;
-    task.headGroup = rest / tokenTiles;
-    task.tokenBegin = tokenTile * t->tokensPerTile;
-    task.tokens = qLen - task.tokenBegin < t->tokensPerTile ? qLen - task.tokenBegin : t->tokensPerTile;
-    task.colBegin = colTile * t->tileCols;
-    task.cols = t->outWidth - task.colBegin < t->tileCols ? t->outWidth - task.colBegin : t->tileCols;
-    const uint32_t firstHead = task.headGroup * t->foldHeads;
-    task.kvHead = firstHead / (t->n1 / t->n2);
-    return task;
-  }
+  MSA_HD Task Get() const { return MakeTask(*t, request, static_cast<uint32_t>(qlen(request + 1) - qlen(request)), local); }
 };
 
 // Relative costs for balancing the cores, in units of writing one output element (4 bytes). A
@@ -211,10 +214,17 @@ MSA_HD uint64_t KeyPageCost(const MsaIndexScoreTilingData &t) {
   return static_cast<uint64_t>(kPageKeys) * t.headDim / 2;
 }
 
-MSA_HD uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
+// Cost of the first `cols` columns of `task` (its fixed cost included); TaskCost is all of them.
+MSA_HD uint64_t LeadingColsCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen,
+                                uint32_t cols) {
   const uint64_t rows = static_cast<uint64_t>(task.tokens) * t.foldHeads;
-  return kTaskOverhead + ComputedCols(t, task, qLen, kvLen) * (KeyPageCost(t) + rows * kPageCostPerRow) +
-         rows * task.cols;
+  const uint32_t computed = ComputedCols(t, task, qLen, kvLen);
+  return kTaskOverhead + (cols < computed ? cols : computed) * (KeyPageCost(t) + rows * kPageCostPerRow) +
+         rows * cols;
+}
+
+MSA_HD uint64_t TaskCost(const MsaIndexScoreTilingData &t, const Task &task, int64_t qLen, int64_t kvLen) {
+  return LeadingColsCost(t, task, qLen, kvLen, task.cols);
 }
 
 // kv length of request b: the entry (paged) or the difference of the prefix sums (TND).
@@ -223,10 +233,12 @@ MSA_HD int64_t RequestKvLen(const MsaIndexScoreTilingData &t, const LenFn &klen,
   return t.layout == kLayoutTND ? klen(b + 1) - klen(b) : klen(b);
 }
 
-// TaskCost of `task` with its request's lengths read through the accessors.
-template <typename QlenFn, typename KlenFn>
-MSA_HD uint64_t TaskCostOf(const MsaIndexScoreTilingData &t, const Task &task, const QlenFn &qlen, const KlenFn &klen) {
-  return TaskCost(t, task, qlen(task.request + 1) - qlen(task.request), RequestKvLen(t, klen, task.request));
+// The summed TaskCost of the column tiles of a row tile whose last token sees `visible` blocks: the
+// tiles partition the width, so their computed columns add up to min(visible, W).
+MSA_HD uint64_t RowTileCost(const MsaIndexScoreTilingData &t, uint32_t tokens, int64_t visible) {
+  const uint64_t rows = static_cast<uint64_t>(tokens) * t.foldHeads;
+  const uint64_t computed = visible < static_cast<int64_t>(t.outWidth) ? static_cast<uint64_t>(visible) : t.outWidth;
+  return t.colTiles * kTaskOverhead + computed * (KeyPageCost(t) + rows * kPageCostPerRow) + rows * t.outWidth;
 }
 
 // The value rules of SPEC §5 on the lengths that the task walk and the key addressing rely on (on
@@ -251,40 +263,111 @@ MSA_HD bool PageInRange(const MsaIndexScoreTilingData &t, int64_t page) {
   return page >= 0 && page < static_cast<int64_t>(t.numPages);
 }
 
-// Tasks [*begin, *end) of core `core` out of `cores`: contiguous runs of the global task order of
-// about equal TaskCost (core c starts at the first task whose cost prefix reaches total * c / cores).
-// Every core computes its own run from the same lengths, so the runs tile the task order. Needs
-// LengthsValid.
-template <typename QlenFn, typename KlenFn>
-MSA_HD void CoreTasks(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen, uint32_t core,
-                      uint32_t cores, uint32_t *begin, uint32_t *end) {
-  uint32_t total = 0;
-  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, static_cast<uint32_t>(qlen(b + 1) - qlen(b)));
-  *begin = *end = total;
-  if (total == 0 || cores == 0 || core >= cores) return;
-  TaskCursor<QlenFn> cursor(&t, qlen);
-  uint64_t totalCost = 0;
-  cursor.Seek(0);
-  for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
-    totalCost += TaskCostOf(t, cursor.Get(), qlen, klen);
+// A core's share of the work, as column positions in the global task order: position
+// task * tileCols + c is column c of that task (c < its cols). The share is [begin, end); it may start
+// or end inside a task, so a long request's blocks are split across cores, with nothing to merge:
+// a block is one column, and every column is scored whole by the core that owns it.
+struct CoreRange {
+  uint64_t begin;
+  uint64_t end;
+};
+
+// Cuts inside a task fall on multiples of kCutCols columns (32 bytes of fp32 output), so every piece
+// of a task still writes its rows as whole 32-byte blocks.
+constexpr uint32_t kCutCols = 8;
+
+// The part of task `index` (as the cursor returns it) that lies inside `range`: its columns clipped,
+// the rest unchanged. Empty (cols 0) when the task lies outside.
+MSA_HD Task ClipTask(const MsaIndexScoreTilingData &t, Task task, uint32_t index, const CoreRange &range) {
+  const uint64_t first = static_cast<uint64_t>(index) * t.tileCols;
+  const uint64_t lo = range.begin > first ? range.begin - first : 0;
+  const uint64_t hi = range.end <= first ? 0 : range.end - first < task.cols ? range.end - first : task.cols;
+  if (lo >= hi) {
+    task.cols = 0;
+    return task;
   }
-  const uint64_t low = totalCost * core / cores;
-  const uint64_t high = totalCost * (core + 1) / cores;
-  const bool last = core + 1 == cores;
-  bool begun = false;
-  uint64_t prefix = 0;  // cost of the tasks before task i
-  cursor.Seek(0);
-  for (uint32_t i = 0; i < total; ++i, cursor.Next()) {
-    if (!begun && prefix >= low) {
-      *begin = i;
+  task.colBegin += static_cast<uint32_t>(lo);
+  task.cols = static_cast<uint32_t>(hi - lo);
+  return task;
+}
+
+// The cut positions of one core's share: the first position whose cost prefix reaches `low` begins
+// it, the first that reaches `high` ends it (the last core's share ends after the last task).
+struct ShareCuts {
+  uint64_t low;
+  uint64_t high;
+  bool last;
+  bool begun;
+  CoreRange range;
+
+  // Whether a target lies inside (prefix, prefix + cost]: then cut positions inside that work matter.
+  MSA_HD bool Inside(uint64_t prefix, uint64_t cost) const {
+    return (!begun && prefix + cost > low) || (!last && prefix + cost > high);
+  }
+  // Offers position `pos` with cost prefix `at`; true once the share's end is found.
+  MSA_HD bool Offer(uint64_t at, uint64_t pos) {
+    if (!begun && at >= low) {
+      range.begin = pos;
       begun = true;
     }
-    if (!last && prefix >= high) {
-      *end = i;
-      return;
+    if (!last && at >= high) {
+      range.end = pos;
+      return true;
     }
-    prefix += TaskCostOf(t, cursor.Get(), qlen, klen);
+    return false;
   }
+};
+
+// The share of core `core` out of `cores`: core c starts at the first cut position (a task's first
+// column, or a multiple of kCutCols inside it) whose cost prefix reaches total * c / cores, and ends
+// where core c + 1 starts; the last core ends after the last task. Every core computes its own share
+// from the same lengths, so the shares tile the positions of all tasks. The walk goes a row tile at a
+// time (RowTileCost) and looks at single tasks only inside the row tiles that hold a target, so it
+// costs O(row tiles), the order of the length check (LengthsValid), not O(tasks). Needs LengthsValid.
+template <typename QlenFn, typename KlenFn>
+MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen, uint32_t core,
+                           uint32_t cores) {
+  uint32_t total = 0;
+  uint64_t totalCost = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) {
+    const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
+    total += TaskCount(t, static_cast<uint32_t>(qLen));
+    for (uint32_t tokenBegin = 0; tokenBegin < qLen; tokenBegin += t.tokensPerTile) {
+      const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? qLen - tokenBegin : t.tokensPerTile;
+      totalCost += t.headGroups * RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+    }
+  }
+  const uint64_t allEnd = static_cast<uint64_t>(total) * t.tileCols;
+  if (total == 0 || cores == 0 || core >= cores) return CoreRange{allEnd, allEnd};
+  ShareCuts cuts{totalCost * core / cores, totalCost * (core + 1) / cores, core + 1 == cores, false, {allEnd, allEnd}};
+  uint64_t prefix = 0;    // cost of the work before the current row tile or task
+  uint64_t position = 0;  // position of the current row tile's first task
+  for (uint32_t b = 0; b < t.batch; ++b) {
+    const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
+    const uint32_t tokenTiles = CeilDivU(static_cast<uint32_t>(qLen), t.tokensPerTile);
+    for (uint32_t rowTile = 0; rowTile < t.headGroups * tokenTiles; ++rowTile) {
+      const uint32_t tokenBegin = (rowTile % tokenTiles) * t.tokensPerTile;
+      const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? qLen - tokenBegin : t.tokensPerTile;
+      const uint64_t rowCost = RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+      if (!cuts.Inside(prefix, rowCost)) {
+        if (cuts.Offer(prefix, position)) return cuts.range;
+        prefix += rowCost;
+        position += static_cast<uint64_t>(t.colTiles) * t.tileCols;
+        continue;
+      }
+      for (uint32_t colTile = 0; colTile < t.colTiles; ++colTile, position += t.tileCols) {
+        const Task task = MakeTask(t, b, static_cast<uint32_t>(qLen), rowTile * t.colTiles + colTile);
+        const uint64_t cost = TaskCost(t, task, qLen, kvLen);
+        const uint32_t step = cuts.Inside(prefix, cost) ? kCutCols : task.cols;
+        for (uint32_t c = 0; c < task.cols; c += step) {
+          const uint64_t at = prefix + (c == 0 ? 0 : LeadingColsCost(t, task, qLen, kvLen, c));
+          if (cuts.Offer(at, position + c)) return cuts.range;
+        }
+        prefix += cost;
+      }
+    }
+  }
+  return cuts.range;
 }
 
 }  // namespace msa_tiling

@@ -210,6 +210,40 @@ void TestLengthRulesAgree() {
 
 // --- decomposition --------------------------------------------------------------------------------
 
+// CoreShare's definition, walked one task and one cut position at a time: the share of a core begins
+// at the first position whose cost prefix reaches total * core / cores.
+CoreRange ReferenceShare(const Call &c, const MsaIndexScoreTilingData &t, uint32_t core, uint32_t cores) {
+  auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
+  struct Cut {
+    uint64_t pos, prefix;
+  };
+  std::vector<Cut> cutsAt;
+  uint32_t total = 0;
+  for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, c.qlen[b + 1] - c.qlen[b]);
+  uint64_t prefix = 0;
+  TaskCursor<decltype(qlenFn)> cur(&t, qlenFn);
+  cur.Seek(0);
+  for (uint32_t i = 0; i < total; ++i, cur.Next()) {
+    const Task task = cur.Get();
+    const int64_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
+    const int64_t kvLen = RequestKvLen(t, Lengths{&c.klen}, task.request);
+    for (uint32_t col = 0; col < task.cols; col += kCutCols) {
+      cutsAt.push_back({static_cast<uint64_t>(i) * t.tileCols + col,
+                        prefix + (col == 0 ? 0 : LeadingColsCost(t, task, qLen, kvLen, col))});
+    }
+    prefix += TaskCost(t, task, qLen, kvLen);
+  }
+  const uint64_t end = static_cast<uint64_t>(total) * t.tileCols;
+  auto firstReaching = [&](uint64_t target) {
+    for (const Cut &cut : cutsAt) {
+      if (cut.prefix >= target) return cut.pos;
+    }
+    return end;
+  };
+  CoreRange r{firstReaching(prefix * core / cores), core + 1 == cores ? end : firstReaching(prefix * (core + 1) / cores)};
+  return total == 0 ? CoreRange{end, end} : r;
+}
+
 // Every output element [h, t, column] is written by exactly one task, tasks stay inside one request
 // and one key head, and a task fits the Cube rows.
 void CheckCoverage(Call &c, const char *label) {
@@ -228,46 +262,59 @@ void CheckCoverage(Call &c, const char *label) {
   for (uint32_t b = 0; b < t.batch; ++b) total += TaskCount(t, c.qlen[b + 1] - c.qlen[b]);
   CHECK(total <= MaxTasks(t));
 
-  // Core split, as every core computes its own: contiguous runs that tile [0, total).
+  // Core split, as every core computes its own: contiguous shares that tile the task positions, each
+  // cut at a task's start or at a multiple of kCutCols inside it.
   CHECK(plan.blockDim >= 1 && plan.blockDim <= 24);
   CHECK_EQ(t.usedCores, plan.blockDim);
   CHECK_EQ(plan.userWorkspaceBytes, t.workspacePerCore * plan.blockDim);
-  uint32_t expectBegin = 0;
+  std::vector<CoreRange> shares;
+  uint64_t expectBegin = 0;
   for (uint32_t core = 0; core < plan.blockDim; ++core) {
-    uint32_t begin = 0, end = 0;
-    CoreTasks(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim, &begin, &end);
-    CHECK_EQ(begin, expectBegin);
-    CHECK(begin <= end);
-    expectBegin = end;
+    const CoreRange share = CoreShare(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim);
+    const CoreRange ref = ReferenceShare(c, t, core, plan.blockDim);
+    CHECK(share.begin == ref.begin && share.end == ref.end);  // the row-tile walk finds the defined cuts
+    if (core > 0) CHECK_EQ(share.begin, expectBegin);
+    CHECK(share.begin <= share.end);
+    CHECK((share.begin % t.tileCols) % kCutCols == 0);
+    expectBegin = share.end;
+    shares.push_back(share);
   }
-  CHECK_EQ(expectBegin, total);
+  CHECK_EQ(expectBegin, static_cast<uint64_t>(total) * t.tileCols);
 
   if (total == 0) {
     CHECK_EQ(t.t1, 0);
     return;
   }
+  CHECK_EQ(shares[0].begin, 0);
   TaskCursor<decltype(qlenFn)> walk(&t, qlenFn);
   walk.Seek(0);
   for (uint32_t i = 0; i < total; ++i, walk.Next()) {
-    const Task task = walk.Get();
+    const Task whole = walk.Get();
     TaskCursor<decltype(qlenFn)> seek(&t, qlenFn);
     seek.Seek(i);  // random access agrees with the walk the kernel does from its first task
     const Task same = seek.Get();
-    CHECK(same.request == task.request && same.headGroup == task.headGroup && same.tokenBegin == task.tokenBegin &&
-          same.colBegin == task.colBegin);
-    CHECK(task.tokens >= 1 && task.tokens * t.foldHeads <= kCubeRows);
-    CHECK(task.cols >= 1 && task.cols <= t.tileCols && t.tileCols <= kTileCols);
-    const uint32_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
-    CHECK(task.tokenBegin + task.tokens <= qLen);
-    CHECK(task.colBegin + task.cols <= t.outWidth);
-    if (task.tokenBegin + task.tokens > qLen || task.colBegin + task.cols > t.outWidth) continue;
-    for (uint32_t j = 0; j < t.foldHeads; ++j) {
-      const uint32_t h = task.headGroup * t.foldHeads + j;
-      CHECK_EQ(task.kvHead, h / (t.n1 / t.n2));  // GQA: every head of the task reads this key head
-      for (uint32_t k = 0; k < task.tokens; ++k) {
-        const uint32_t token = c.qlen[task.request] + task.tokenBegin + k;
-        for (uint32_t col = task.colBegin; col < task.colBegin + task.cols; ++col) {
-          ++hits[(static_cast<size_t>(h) * t.t1 + token) * t.outWidth + col];
+    CHECK(same.request == whole.request && same.headGroup == whole.headGroup && same.tokenBegin == whole.tokenBegin &&
+          same.colBegin == whole.colBegin);
+    CHECK(whole.tokens >= 1 && whole.tokens * t.foldHeads <= kCubeRows);
+    CHECK(whole.cols >= 1 && whole.cols <= t.tileCols && t.tileCols <= kTileCols);
+    CHECK(whole.cols % kCutCols == 0);  // pieces write whole 32-byte blocks of fp32
+    for (const CoreRange &share : shares) {
+      const Task task = ClipTask(t, whole, i, share);  // the piece of this task a core scores
+      if (task.cols == 0) continue;
+      CHECK(task.colBegin >= whole.colBegin && task.colBegin + task.cols <= whole.colBegin + whole.cols);
+      CHECK(task.cols % kCutCols == 0);
+      const uint32_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
+      CHECK(task.tokenBegin + task.tokens <= qLen);
+      CHECK(task.colBegin + task.cols <= t.outWidth);
+      if (task.tokenBegin + task.tokens > qLen || task.colBegin + task.cols > t.outWidth) continue;
+      for (uint32_t j = 0; j < t.foldHeads; ++j) {
+        const uint32_t h = task.headGroup * t.foldHeads + j;
+        CHECK_EQ(task.kvHead, h / (t.n1 / t.n2));  // GQA: every head of the task reads this key head
+        for (uint32_t k = 0; k < task.tokens; ++k) {
+          const uint32_t token = c.qlen[task.request] + task.tokenBegin + k;
+          for (uint32_t col = task.colBegin; col < task.colBegin + task.cols; ++col) {
+            ++hits[(static_cast<size_t>(h) * t.t1 + token) * t.outWidth + col];
+          }
         }
       }
     }
@@ -298,6 +345,26 @@ void TestCoverage() {
   CheckCoverage(c8, "all-q0");
   Call c9 = MakeCall(L::kBBND, 16, 1, 128, {13}, {300});
   CheckCoverage(c9, "heads-16");
+
+  // Random calls: several requests, token tiles, head groups and column tiles, so that shares are cut
+  // inside row tiles of every shape (the row-tile walk against its per-task definition).
+  uint32_t state = 777;
+  auto next = [&state](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 8) % n;
+  };
+  for (int iter = 0; iter < 150; ++iter) {
+    const L layout = iter % 3 == 0 ? L::kTND : iter % 3 == 1 ? L::kBBND : L::kBNBD;
+    const uint32_t b = 1 + next(6);
+    std::vector<int32_t> qLens, kvLens;
+    for (uint32_t i = 0; i < b; ++i) {
+      qLens.push_back(static_cast<int32_t>(next(4) == 0 ? 0 : 1 + next(70)));
+      kvLens.push_back(static_cast<int32_t>(next(9000)));
+    }
+    const int64_t n2 = 1 + next(2), n1 = n2 * (1 + next(8));
+    Call c = MakeCall(layout, n1, n2, 64, qLens, kvLens, 0, next(2) == 1, 64);
+    CheckCoverage(c, "random");
+  }
 }
 
 void TestFoldAndStrides() {
@@ -380,6 +447,38 @@ void TestComputedColsAndCost() {
   CHECK_EQ(ComputedCols(t0, tile, 300, 300), 3);
 }
 
+// What each core of `plan` does with the lengths of `c`: the cost of its pieces (each with its own
+// fixed cost) and the key pages it computes.
+struct CoreLoad {
+  uint64_t cost = 0;
+  uint64_t pages = 0;
+};
+
+std::vector<CoreLoad> CoreLoads(const Call &c, const msa_tiling::Plan &plan) {
+  const MsaIndexScoreTilingData &t = plan.data;
+  auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
+  std::vector<CoreLoad> loads;
+  for (uint32_t core = 0; core < plan.blockDim; ++core) {
+    const CoreRange share = CoreShare(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim);
+    CoreLoad load;
+    if (share.begin < share.end) {
+      TaskCursor<decltype(qlenFn)> cur(&t, qlenFn);
+      const uint32_t first = static_cast<uint32_t>(share.begin / t.tileCols);
+      const uint32_t last = static_cast<uint32_t>((share.end - 1) / t.tileCols);
+      cur.Seek(first);
+      for (uint32_t i = first; i <= last; ++i, cur.Next()) {
+        const Task task = ClipTask(t, cur.Get(), i, share);
+        const int64_t qLen = c.qlen[task.request + 1] - c.qlen[task.request];
+        const int64_t kvLen = RequestKvLen(t, Lengths{&c.klen}, task.request);
+        load.cost += TaskCost(t, task, qLen, kvLen);
+        load.pages += ComputedCols(t, task, qLen, kvLen);
+      }
+    }
+    loads.push_back(load);
+  }
+  return loads;
+}
+
 void TestCoreEstimate() {
   CHECK_EQ(EstimateCores(1, 1, 24), 1);              // one tiny task: one core
   CHECK_EQ(EstimateCores(1ull << 40, 1000, 24), 24);  // plenty of work: the whole chip
@@ -387,35 +486,37 @@ void TestCoreEstimate() {
   CHECK_EQ(EstimateCores(1ull << 40, 1000, 100), kMaxCores);
   CHECK_EQ(EstimateCores(0, 0, 24), 1);
 
-  // A big decode batch spreads over the chip with about equal cost per core.
+  // A big decode batch spreads over the chip with about equal cost per core: no core's share exceeds
+  // the ideal by more than one cut step and one piece's fixed cost.
   std::vector<int32_t> q(64, 1), kv;
   for (int i = 0; i < 64; ++i) kv.push_back(128 * (1 + i % 17));
   Call c = MakeCall(msa::Layout::kBBND, 4, 1, 128, q, kv, 0, false, 64);
   msa_tiling::Plan plan;
   CHECK(Plan(c, &plan).ok());
-  const MsaIndexScoreTilingData &t = plan.data;
   CHECK(plan.blockDim > 1);
-  auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
-  std::vector<uint64_t> costs;
-  uint64_t maxTask = 0;
-  TaskCursor<decltype(qlenFn)> cur(&t, qlenFn);
-  cur.Seek(0);
-  for (uint32_t core = 0; core < plan.blockDim; ++core) {
-    uint64_t sum = 0;
-    uint32_t begin = 0, end = 0;
-    CoreTasks(t, Lengths{&c.qlen}, Lengths{&c.klen}, core, plan.blockDim, &begin, &end);
-    for (uint32_t i = begin; i < end; ++i, cur.Next()) {
-      const Task task = cur.Get();
-      const uint64_t cost = TaskCost(t, task, 1, c.klen[task.request]);
-      maxTask = std::max(maxTask, cost);
-      sum += cost;
-    }
-    costs.push_back(sum);
-  }
+  const std::vector<CoreLoad> loads = CoreLoads(c, plan);
   uint64_t total = 0;
-  for (uint64_t v : costs) total += v;
+  for (const CoreLoad &l : loads) total += l.cost;
   const uint64_t ideal = total / plan.blockDim;
-  for (uint64_t v : costs) CHECK(v <= ideal + maxTask);
+  const uint64_t step = kTaskOverhead + kCutCols * (KeyPageCost(plan.data) + 4 * kPageCostPerRow + 4);
+  for (const CoreLoad &l : loads) CHECK(l.cost <= ideal + step + kTaskOverhead);
+
+  // MiniMax-M3 decode, 64 requests at 16K on 24 AI cores: 256 tasks of 32 pages. Whole tasks would
+  // give 16 cores 11 of them (352 pages against 341.3 on average); cut inside tasks, no core streams
+  // more than the average plus one cut step of pages.
+  std::vector<int32_t> q64(64, 1), kv64(64, 16384);
+  Call m3 = MakeCall(msa::Layout::kBBND, 4, 1, 128, q64, kv64, 0, false, 64);
+  CHECK(Plan(m3, &plan).ok());
+  CHECK_EQ(plan.blockDim, 24);
+  CHECK_EQ(plan.data.tileCols, kTileCols);
+  uint64_t pages = 0, busiest = 0;
+  for (const CoreLoad &l : CoreLoads(m3, plan)) {
+    pages += l.pages;
+    busiest = std::max(busiest, l.pages);
+  }
+  CHECK_EQ(pages, 64u * 128u);
+  CHECK(busiest * 24 <= pages + 24 * kCutCols);
+  CHECK(busiest < 352);
 }
 
 // Decode spreads over every AI core (narrow column tiles); prefill keeps wide tiles; an S-tile fills
@@ -427,11 +528,7 @@ void TestTileColsAndStages() {
   CHECK(Plan(decode, &plan).ok());
   CHECK_EQ(plan.data.tileCols, kNarrowTileCols);
   CHECK_EQ(plan.blockDim, 24);
-  for (uint32_t core = 0; core < plan.blockDim; ++core) {
-    uint32_t begin = 0, end = 0;
-    CoreTasks(plan.data, Lengths{&decode.qlen}, Lengths{&decode.klen}, core, plan.blockDim, &begin, &end);
-    CHECK(end > begin);  // every AI core has work
-  }
+  for (const CoreLoad &l : CoreLoads(decode, plan)) CHECK(l.pages > 0);  // every AI core has work
   CheckCoverage(decode, "decode-8x16K");
   Call prefill = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4096}, {4096}, 0, false, 64);
   CHECK(Plan(prefill, &plan).ok());

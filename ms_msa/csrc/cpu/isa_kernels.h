@@ -208,14 +208,14 @@ struct IsaKernels {
   PairBlockMaxFn tile_block_max;  // null where the CPU has no AMX-BF16 (or the OS did not grant its tiles)
 };
 
-// True if a bf16 value (its bits) is subnormal: a zero exponent and a non-zero fraction.
-inline bool Bf16IsSubnormal(uint16_t bits) { return (bits & 0x7F80u) == 0 && (bits & 0x007Fu) != 0; }
+// True if a bf16 value (its bits) is subnormal: a zero exponent and a non-zero fraction, i.e. the bits without the
+// sign in [1, 0x7F]. Written without a branch (one subtract and one compare) so that loops over it vectorize.
+inline bool Bf16IsSubnormal(uint16_t bits) { return static_cast<uint16_t>((bits & 0x7FFFu) - 1u) < 0x7Fu; }
 
-// How many of n bf16 values are subnormal: the bits without the sign in [1, 0x7F]. Written without a branch so that
-// the compiler vectorizes it (the query packs call it on every row of a task).
+// How many of n bf16 values are subnormal (the query packs call it on every row of a task).
 inline uint32_t CountBf16Subnormals(const uint16_t *x, int64_t n) {
   uint32_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += static_cast<uint16_t>((x[i] & 0x7FFFu) - 1u) < 0x7Fu ? 1u : 0u;
+  for (int64_t i = 0; i < n; ++i) count += Bf16IsSubnormal(x[i]) ? 1u : 0u;
   return count;
 }
 
