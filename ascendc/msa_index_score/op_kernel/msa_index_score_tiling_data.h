@@ -272,8 +272,10 @@ struct CoreRange {
   uint64_t end;
 };
 
-// Cuts inside a task fall on multiples of kCutCols columns (32 bytes of fp32 output), so every piece
-// of a task still writes its rows as whole 32-byte blocks.
+// Cuts inside a task fall on multiples of kCutCols columns (32 bytes of fp32 output; output rows start
+// on 64 bytes, W being a multiple of 16), so every piece writes its rows as whole 32-byte blocks and no
+// two cores write into the same block of global memory: whether concurrent byte-masked writes to one
+// block are safe is not stated in the documents read here.
 constexpr uint32_t kCutCols = 8;
 
 // The part of task `index` (as the cursor returns it) that lies inside `range`: its columns clipped,
