@@ -84,6 +84,31 @@ def test_tnd_request_wider_than_max_kv_blocks_is_nan():
     assert out.shape == (2, 3, 16) and np.isnan(out).all()
 
 
+# One decode request at 16K: 8 tasks of 16 pages (W 128) on as many cores as the host's bounds launch (it
+# counts an extra token tile per request, so 16): every core's share is half a task, the tasks are cut at
+# multiples of 8 columns (CoreShare) and each piece scores its own columns.
+CUT_TASKS = [
+    _k("K-cut-bf16", 4, 128, 130, (1,), (16384,), (127,), dtype="bfloat16"),
+    _k("K-cut-fp16-tnd", 4, 128, 0, (1,), (16384,), (127,), layout="TND"),
+    _k("K-cut-bf16-int8-bnbd", 4, 128, 130, (1,), (16384,), (127,), dtype="bfloat16", int8_key=True, layout="BNBD"),
+    _k("K-cut-fp16-int8-tnd", 4, 128, 0, (1,), (16384,), (127,), int8_key=True, layout="TND"),
+    _k("K-cut-bf16-scores-overflow", 4, 128, 130, (1,), (16384,), (127,), dtype="bfloat16", query_scale=2.0 ** 12),
+]
+
+
+@pytest.mark.parametrize("case", CUT_TASKS, ids=[c.name for c in CUT_TASKS])
+def test_tasks_cut_between_cores(case):
+    inputs = cases.build_inputs(case)
+    run = ascend_model.KernelRun()
+    out = ascend_model.msa_index_score(*cases.call_args(inputs), **case.attrs(), run=run)
+    assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
+    # More cores than tasks, and every one of them multiplied keys: tasks were cut between cores.
+    assert run.cores > 128 // 16
+    assert all(c["cube_fractal_macs"] > 0 for c in run.counters)
+    # Each of the 128 pages was multiplied once: 4 rows (one 16-row band) x 128 keys x D 128 per page.
+    assert sum(c["cube_fractal_macs"] for c in run.counters) == 128 * 8 * 8
+
+
 def test_ascend_kernel_uses_several_cores_and_both_vector_cores():
     case = cases.CASES_BY_NAME["L1-long-seq-multi-stile"]
     inputs = cases.build_inputs(case)

@@ -32,8 +32,9 @@
 //   * Cube and Vector meet only through cross-core flags (mode 2: the Cube signals both Vector cores,
 //     and waits until both have signalled), counted so that every set is waited exactly once.
 // The lengths and the block table are read here, not on the host: every core checks the lengths
-// (LengthsValid; a broken call gets NaN everywhere) and takes its own share of the tasks (CoreShare, which may start or end inside a task), and
-// a block whose table entry lies outside [0, NP) is never read and scores NaN.
+// (LengthsValid; a broken call gets NaN everywhere) and takes its own share of the tasks (CoreShare,
+// which may start or end inside a task), and a block whose table entry lies outside [0, NP) is never
+// read and scores NaN.
 #ifndef MSA_INDEX_SCORE_KERNEL_H
 #define MSA_INDEX_SCORE_KERNEL_H
 
