@@ -199,8 +199,7 @@ class MsaIndexScoreKernel {
     }
     const CoreRange share = CoreShare(*t_, qlen_, klen_, core_, t_->usedCores);
     if (share.begin >= share.end) return;
-    const uint32_t first = static_cast<uint32_t>(share.begin / t_->tileCols);
-    const uint32_t last = static_cast<uint32_t>((share.end - 1) / t_->tileCols);
+    const uint32_t first = share.FirstTask(t_->tileCols), last = share.LastTask(t_->tileCols);
     TaskCursor<GmLengths> cursor(t_, qlen_);
     cursor.Seek(first);
     for (uint32_t i = first; i <= last; ++i, cursor.Next()) {

@@ -241,6 +241,12 @@ MSA_HD uint64_t RowTileCost(const MsaIndexScoreTilingData &t, uint32_t tokens, i
   return t.colTiles * kTaskOverhead + computed * (KeyPageCost(t) + rows * kPageCostPerRow) + rows * t.outWidth;
 }
 
+// RowTileCost of the token tile starting at `tokenBegin` of a request (qLen tokens, kvLen keys).
+MSA_HD uint64_t TokenTileCost(const MsaIndexScoreTilingData &t, int64_t qLen, int64_t kvLen, uint32_t tokenBegin) {
+  const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? static_cast<uint32_t>(qLen - tokenBegin) : t.tokensPerTile;
+  return RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+}
+
 // The value rules of SPEC §5 on the lengths that the task walk and the key addressing rely on (on
 // CPU msa::CheckValues raises them). A call that breaks one gets NaN everywhere from the kernel.
 template <typename QlenFn, typename KlenFn>
@@ -270,6 +276,11 @@ MSA_HD bool PageInRange(const MsaIndexScoreTilingData &t, int64_t page) {
 struct CoreRange {
   uint64_t begin;
   uint64_t end;
+
+  // The tasks the share touches, [FirstTask, LastTask] (when begin < end); the first and last may be
+  // pieces (ClipTask).
+  MSA_HD uint32_t FirstTask(uint32_t tileCols) const { return static_cast<uint32_t>(begin / tileCols); }
+  MSA_HD uint32_t LastTask(uint32_t tileCols) const { return static_cast<uint32_t>((end - 1) / tileCols); }
 };
 
 // Cuts inside a task fall on multiples of kCutCols columns (32 bytes of fp32 output; output rows start
@@ -335,8 +346,7 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
     const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
     total += TaskCount(t, static_cast<uint32_t>(qLen));
     for (uint32_t tokenBegin = 0; tokenBegin < qLen; tokenBegin += t.tokensPerTile) {
-      const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? qLen - tokenBegin : t.tokensPerTile;
-      totalCost += t.headGroups * RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+      totalCost += t.headGroups * TokenTileCost(t, qLen, kvLen, tokenBegin);
     }
   }
   const uint64_t allEnd = static_cast<uint64_t>(total) * t.tileCols;
@@ -348,9 +358,7 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
     const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
     const uint32_t tokenTiles = CeilDivU(static_cast<uint32_t>(qLen), t.tokensPerTile);
     for (uint32_t rowTile = 0; rowTile < t.headGroups * tokenTiles; ++rowTile) {
-      const uint32_t tokenBegin = (rowTile % tokenTiles) * t.tokensPerTile;
-      const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? qLen - tokenBegin : t.tokensPerTile;
-      const uint64_t rowCost = RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+      const uint64_t rowCost = TokenTileCost(t, qLen, kvLen, (rowTile % tokenTiles) * t.tokensPerTile);
       if (!cuts.Inside(prefix, rowCost)) {
         if (cuts.Offer(prefix, position)) return cuts.range;
         prefix += rowCost;

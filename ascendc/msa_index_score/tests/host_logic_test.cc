@@ -463,8 +463,7 @@ std::vector<CoreLoad> CoreLoads(const Call &c, const msa_tiling::Plan &plan) {
     CoreLoad load;
     if (share.begin < share.end) {
       TaskCursor<decltype(qlenFn)> cur(&t, qlenFn);
-      const uint32_t first = static_cast<uint32_t>(share.begin / t.tileCols);
-      const uint32_t last = static_cast<uint32_t>((share.end - 1) / t.tileCols);
+      const uint32_t first = share.FirstTask(t.tileCols), last = share.LastTask(t.tileCols);
       cur.Seek(first);
       for (uint32_t i = first; i <= last; ++i, cur.Next()) {
         const Task task = ClipTask(t, cur.Get(), i, share);

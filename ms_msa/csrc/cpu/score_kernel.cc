@@ -142,7 +142,8 @@ class TaskRunner {
       : p_(p), isa_(isa), group_(p.geo.n1 / p.geo.n2), P_(p.geo.block_size), D_(p.geo.d), W_(p.geo.out_width) {}
 
   int64_t tokens_per_task() const {
-    return std::max<int64_t>(1, (tile_path() && D_ == kFixedD ? kTileMaxRows : kTargetRowsPerTask) / group_);
+    return std::max<int64_t>(1, (tile_path() && TilePathTakes(kTileMaxRows, D_) ? kTileMaxRows : kTargetRowsPerTask) /
+                                    group_);
   }
   // Rows padded to 16: the bf16 pair path works in 16-lane vectors of rows (the others need 8).
   int64_t rows_capacity() const { return RoundUp(tokens_per_task() * group_, kPairRowAlign); }
