@@ -143,10 +143,12 @@ def _leaky(a, s):
     return np.where(a >= 0, a, a * s)
 
 
-BINARY = {  # 基础算术/Add.md Sub.md Mul.md Div.md Max.md Min.md
+BINARY = {  # 基础算术/Add.md Sub.md Mul.md Div.md Max.md Min.md, 逻辑计算/And.md Or.md
     "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
     "Div": lambda a, b: a / b, "Max": np.maximum, "Min": np.minimum,
+    "And": np.bitwise_and, "Or": np.bitwise_or,
 }
+BINARY_TYPES = {"Div": ("float16", "float32"), "And": ("int16", "uint16"), "Or": ("int16", "uint16")}
 SCALAR = {  # 基础算术/Adds.md Muls.md Maxs.md Mins.md LeakyRelu.md
     "Adds": lambda a, s: a + s, "Muls": lambda a, s: a * s, "Maxs": np.maximum, "Mins": np.minimum,
     "LeakyRelu": _leaky,
@@ -164,7 +166,7 @@ ULPS = {"Exp": 1, "Ln": 1}
 def _elementwise_names():
     names = []
     for api in BINARY:
-        for dt in (("float16", "float32") if api == "Div" else ("float16", "float32", "int16", "int32")):
+        for dt in BINARY_TYPES.get(api, ("float16", "float32", "int16", "int32")):
             names += [f"{api}/{dt}/{f}" for f in ("count", "cont", "bits", "rep0")]
     for api in SCALAR:
         for dt in (("float16", "float32") if api == "LeakyRelu" else ("float16", "float32", "int16", "int32")):
@@ -557,6 +559,7 @@ STOPS = {
     "error/blockreduce-int32": "half or float, not int32_t",
     "error/reduce-counter-mode": "Counter mode",
     "error/div-int32": "half or float, not int32_t",
+    "error/and-int32": "int16_t or uint16_t, not int32_t",
     "error/exp-int16": "half or float, not int16_t",
     "error/add-partial-overlap": "overlaps dst partially",
     "error/sub-int16-feed": "later repeat 1",
@@ -593,6 +596,7 @@ void Accepted(ARGS) {
   Add(h, h, h, m, 1, bp); Add(f, f, f, 64u, 2, bp); Add(i16, i16, i16, 100); Add<int32_t, false>(i32, i32, i32, MASK_PLACEHOLDER, 1, bp);
   Sub(h, h, h, m, 1, {1, 1, 1, 8, 8, 8}); Sub(f, f, f, 64); Mul(i32, i32, i32, 64); Div(f, f, f, 64u, 1, bp); Div(h, h, h, 7);
   Max(h, h, h, 128); Min(f, f, f, m, 1, bp); Min(i16, i16, i16, 128u, 1, bp);
+  And(i16, i16, i16, 128); And(i16, i16, i16, m, 1, bp); Or(i16, i16, i16, 128u, 1, bp);
   Adds(h, h, half(1.0f), m, 1, up); Adds(f, f, 2.0f, 64u, 1, up); Adds(i16, i16, int16_t(3), 9); Adds<half, false>(h, h, half(1.0f), 1);
   Adds<float, float>(f, f, 1.0f, 64); Adds<half>(h, h, 1.0f, 64);
   Muls(f, f, 0.5f, 64); Muls(i32, i32, 3, 64u, 1, up); Maxs(h, h, half(0.0f), 64); Mins(f, f, 0.0f, m, 1, up);
@@ -620,6 +624,7 @@ _REJECTED = [
     "Add(f, f, f, 64u, 1, UnaryRepeatParams());  // binary APIs take BinaryRepeatParams",
     "Add(f, f, f, MASK_PLACEHOLDER_LIST, 1, BinaryRepeatParams());  // mask[] is not const here",
     "Sub(f, f, f);  // no count",
+    "And(i16, i16, i16, 64u, 1, UnaryRepeatParams());  // And takes BinaryRepeatParams",
     "Adds(h, h, 1.0f, 64);  // scalar type differs from the tensor's",
     "Adds(f, f, 1.0, 64);  // a double scalar",
     "Muls(i16, i16, 2, 64);  // an int scalar for int16_t",

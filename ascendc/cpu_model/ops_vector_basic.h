@@ -2,6 +2,7 @@
 // CANN's basic_api/kernel_operator_vec_binary_intf.h, _binary_scalar_intf.h, _unary_intf.h and
 // _duplicate_intf.h (the overloads of the 2201 branch), each with a trailing defaulted Site:
 //   Add Sub Mul Div Max Min                (dst_i = src0_i op src1_i)
+//   And Or                                  (dst_i = src0_i & src1_i, src0_i | src1_i: 逻辑计算/And.md, Or.md)
 //   Adds Muls Maxs Mins LeakyRelu           (dst_i = src_i op scalar)
 //   Abs Exp Ln Relu                         (dst_i = f(src_i))
 //   Duplicate                               (dst_i = scalar)
@@ -12,8 +13,9 @@
 // Documents: docs/zh/api/SIMD-API/基础API/Memory矢量计算/基础算术/<API>.md and 数据填充/Duplicate.md
 // (formula, A2/A3 element types, count / repeatTime 0 is a NOP), plus the ones ops_vector_common.h names.
 // Element types on A2/A3: Add Sub Mul Max Min Adds Muls Maxs Mins: int16_t half int32_t float; Div Abs
-// Exp Ln LeakyRelu: half float; Relu: half int32_t float; Duplicate: int16_t uint16_t half bfloat16_t
-// int32_t uint32_t float. Any other type stops the run.
+// Exp Ln LeakyRelu: half float; Relu: half int32_t float; And Or: int16_t uint16_t (a 32-bit word is
+// ANDed as two 16-bit halves through ReinterpretCast, as And.md advises); Duplicate: int16_t uint16_t
+// half bfloat16_t int32_t uint32_t float. Any other type stops the run.
 //
 // Arithmetic: each result is the exact result rounded once to T (round to nearest even), which is what
 // IEEE arithmetic in T gives; half and float are computed in double (exact or innocuously double-rounded
@@ -62,6 +64,14 @@ struct MinOp {
   template <typename V>
   V operator()(V a, V b) const { return MinOf(a, b); }
 };
+struct AndOp {
+  int64_t operator()(int64_t a, int64_t b) const { return a & b; }
+  double operator()(double a, double) const { return a; }  // never used: int16_t / uint16_t only
+};
+struct OrOp {
+  int64_t operator()(int64_t a, int64_t b) const { return a | b; }
+  double operator()(double a, double) const { return a; }  // never used: int16_t / uint16_t only
+};
 struct LeakyReluOp {
   double operator()(double x, double alpha) const { return x >= 0 || std::isnan(x) ? x : x * alpha; }
   int64_t operator()(int64_t x, int64_t) const { return x; }  // never used: half / float only
@@ -84,7 +94,7 @@ struct LnOp {
 };
 
 // Which types each API takes on A2/A3 (the documents' 数据类型 sections).
-enum class Types { kArith, kFloatOnly, kRelu };
+enum class Types { kArith, kFloatOnly, kRelu, kBitwise };
 template <typename T>
 inline void RequireTypes(const char *api, const Site &site, Types t) {
   switch (t) {
@@ -96,6 +106,9 @@ inline void RequireTypes(const char *api, const Site &site, Types t) {
       break;
     case Types::kRelu:
       RequireKind<T>(api, site, {Kind::kF16, Kind::kI32, Kind::kF32}, "half, int32_t or float");
+      break;
+    case Types::kBitwise:
+      RequireKind<T>(api, site, {Kind::kI16, Kind::kU16}, "int16_t or uint16_t");
       break;
   }
 }
@@ -175,7 +188,7 @@ inline void Scalar(const char *api, const Site &site, Types types, const LocalTe
 
 }  // namespace model_vec
 
-// ---- binary: Add Sub Mul Div Max Min ----------------------------------------------------------------
+// ---- binary: Add Sub Mul Div Max Min And Or ----------------------------------------------------------
 #define ASCEND_MODEL_BINARY(NAME, OP, TYPES)                                                                      \
   template <typename T, bool isSetMask = true>                                                                    \
   inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,             \
@@ -207,6 +220,8 @@ ASCEND_MODEL_BINARY(Mul, model_vec::MulOp, model_vec::Types::kArith)
 ASCEND_MODEL_BINARY(Div, model_vec::DivOp, model_vec::Types::kFloatOnly)
 ASCEND_MODEL_BINARY(Max, model_vec::MaxOp, model_vec::Types::kArith)
 ASCEND_MODEL_BINARY(Min, model_vec::MinOp, model_vec::Types::kArith)
+ASCEND_MODEL_BINARY(And, model_vec::AndOp, model_vec::Types::kBitwise)
+ASCEND_MODEL_BINARY(Or, model_vec::OrOp, model_vec::Types::kBitwise)
 #undef ASCEND_MODEL_BINARY
 
 // ---- vector-scalar: Adds Muls Maxs Mins LeakyRelu ----------------------------------------------------

@@ -114,6 +114,8 @@ EXTENSION_CASES = [
     # Scores far beyond fp16's 65504 (the Ascend kernel's S workspace; it recomputes such pages in fp32).
     _c("X-fp16-scores-overflow", **UNALIGNED, query_scale=2.0 ** 12),
     _c("X-bf16-scores-overflow", 8, 128, 16, (4, 2), (1024, 260), (7, 2), dtype="bfloat16", query_scale=2.0 ** 20),
+    # int8 keys: the Cube's scores q . (k p), p the power of two of each scale, beyond fp16's range.
+    _c("X-bf16-int8-scores-overflow", **UNALIGNED, dtype="bfloat16", int8_key=True, query_scale=2.0 ** 16),
     _c("X-fill-value", **UNALIGNED, fill_value=-1e4),
     _c("X-fill-value-zero-tnd", **UNALIGNED, fill_value=0.0, layout="TND"),
     _c("X-fp32", **UNALIGNED, dtype="float32"),

@@ -206,6 +206,8 @@ BINARY_FORMS(Mul)
 BINARY_FORMS(Div)
 BINARY_FORMS(Max)
 BINARY_FORMS(Min)
+BINARY_FORMS(And)
+BINARY_FORMS(Or)
 
 // ---- vector-scalar -------------------------------------------------------------------------------------
 #define SCALAR_FORMS(NAME)                                                                                          \
@@ -985,6 +987,11 @@ static void ElementwiseErrors() {
     Div(a, a, a, 64);
     return std::vector<Arr>{};
   });
+  Case("error/and-int32", "", [&] {  // And.md: int16_t / uint16_t on A2/A3 (32-bit words via ReinterpretCast)
+    auto a = Buf<int32_t>("src");
+    And(a, a, a, 64);
+    return std::vector<Arr>{};
+  });
   Case("error/exp-int16", "", [&] {
     auto a = Buf<int16_t>("src");
     Exp(a, a, 64);
@@ -1036,6 +1043,7 @@ int main() {
   Binary_Div<half>(wide); Binary_Div<float>(wide);
   Binary_Max<half>(wide); Binary_Max<float>(wide); Binary_Max<int16_t>(plain); Binary_Max<int32_t>(plain);
   Binary_Min<half>(wide); Binary_Min<float>(wide); Binary_Min<int16_t>(plain); Binary_Min<int32_t>(plain);
+  Binary_And<int16_t>(plain); Binary_And<uint16_t>(plain); Binary_Or<int16_t>(plain); Binary_Or<uint16_t>(plain);
   Scalar_Adds<half>(wide, half(1.5f)); Scalar_Adds<float>(wide, -2.25f);
   Scalar_Adds<int16_t>(plain, int16_t(-12345)); Scalar_Adds<int32_t>(plain, int32_t(2000000000));
   Scalar_Muls<half>(wide, half(-3.0f)); Scalar_Muls<float>(wide, 0.1f);

@@ -14,7 +14,7 @@ static_assert(kPageKeys == msa::kAscendBlockSize, "the kernel's page size must b
 static_assert(kTileCols % msa::kOutWidthAlign == 0 && kNarrowTileCols % msa::kOutWidthAlign == 0,
               "column tiles must split the aligned output width");
 static_assert(kNarrowTileCols <= kTileCols, "the Vector buffers are sized for kTileCols columns");
-static_assert(kStageBytes % (kCubeRows * kPageKeys * 4) == 0, "a stage holds whole fp32 pages of a full task");
+static_assert(kStageBytes % (kCubeRows * kPageKeys * kScoreBytes) == 0, "a stage holds whole pages of a full task");
 static_assert(kCubeRows % kVectorsPerCore == 0, "the Vector units split a task's rows");
 
 namespace {

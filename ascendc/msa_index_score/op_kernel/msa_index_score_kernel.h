@@ -6,18 +6,18 @@
 //   Cube   loads the query tile once (GM -> L1 -> L0A, resident for the whole task; two query
 //          buffers, so the next task's query loads while this one's last pages multiply), then for
 //          every column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32),
-//          Fixpipe into the current S-tile, a stage of the workspace ring (as fp16 for 16-bit keys,
-//          fp32 for int8 keys, whose scale comes after: docs/ascend.md); the key page buffers are
-//          doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work. One cross-core
-//          flag hands a whole S-tile (StagePages pages) to the Vector cores:
+//          Fixpipe into the current S-tile, a stage of the workspace ring, as fp16; the key page
+//          buffers are doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work.
+//          One cross-core flag hands a whole S-tile (StagePages pages) to the Vector cores:
 //
 //              Cube:    [tile k  ][tile k+1][tile k+2][tile k+3]  waits "free k" before tile k+4
 //              ring:     stage 0   stage 1   stage 2   stage 3
 //              Vector:  reads tile k page by page, frees stage k % 4 after its last page's copy
 //
 //   Vector each of the two takes half of the task's rows (at most kVecRows, for every N1): int8 keys
-//          are widened to the query type ahead of the Cube; per page it widens fp16 scores to fp32,
-//          dequantises (per-key scale), masks the causal tail of each row and takes the row maxima
+//          are widened to the query type ahead of the Cube, times the power of two of their scale
+//          (ScaleSplit); per page it widens fp16 scores to fp32, dequantises (the rest of each key's
+//          scale, m), masks the causal tail of each row and takes the row maxima
 //          in fp32 (the next page's copy into UB overlaps this); pages with a score fp16 could not
 //          hold are recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
 //          the columns no row sees, applies the request-mode forcing (local wins) and writes whole
@@ -39,6 +39,7 @@
 #define MSA_INDEX_SCORE_KERNEL_H
 
 #include "kernel_operator.h"
+#include "msa_index_score_scale_split.h"
 #include "msa_index_score_score_range.h"
 #include "msa_index_score_tiling_data.h"
 
@@ -58,7 +59,6 @@ using msa_tiling::kVectorsPerCore;
 using msa_tiling::LengthsValid;
 using msa_tiling::MsaIndexScoreTilingData;
 using msa_tiling::RequestKvLen;
-using msa_tiling::ScoreBytes;
 using msa_tiling::StagePages;
 using msa_tiling::Task;
 using msa_tiling::TaskCursor;
@@ -71,6 +71,7 @@ constexpr uint32_t kBlockBytes = 32;                      // UB data block
 constexpr uint32_t kKeyBuffers = 2;                       // Cube: key page buffers in L1, L0B and L0C
 constexpr uint32_t kQueryBuffers = 2;                     // Cube: query tiles in L1 and L0A
 constexpr uint32_t kPageBuffers = 2;                      // Vector: pages of scores in UB
+constexpr uint32_t kStageRows = 32;                       // Vector: int8 key rows widened at a time
 
 // Cross-core flag ids (0..10 on A2/A3). Stage s of the ring uses kStageReady + s / kStageFree + s.
 constexpr uint16_t kFlagStageReady = 0;
@@ -78,16 +79,6 @@ constexpr uint16_t kFlagStageFree = kFlagStageReady + kRingStages;
 constexpr uint16_t kFlagKeysStaged = kFlagStageFree + kRingStages;
 static_assert(kFlagKeysStaged <= 10, "A2/A3 have cross-core flag ids 0..10");
 constexpr uint8_t kCubeVectorMode = 2;
-
-// The first type when `kFirst`, else the second (no <type_traits> on the device).
-template <bool kFirst, typename A, typename B>
-struct PickType {
-  using Type = A;
-};
-template <typename A, typename B>
-struct PickType<false, A, B> {
-  using Type = B;
-};
 
 // actual_seq_qlen / actual_seq_klen entries, read from global memory by the task walk.
 struct GmLengths {
@@ -101,8 +92,8 @@ template <typename QT, typename KT>
 class MsaIndexScoreKernel {
   // The key dtype is fixed per compiled kernel (one binary per OpDef dtype column).
   static constexpr bool kInt8Key = IsSameType<KT, int8_t>::value;
-  // The scores between Cube and Vector (the S workspace): fp16 for 16-bit keys, fp32 for int8 keys.
-  using ST = typename PickType<kInt8Key, float, half>::Type;
+  // The scores between Cube and Vector (the S workspace), for every key dtype.
+  using ST = half;
 
  public:
   __aicore__ inline MsaIndexScoreKernel() {}
@@ -159,20 +150,18 @@ class MsaIndexScoreKernel {
       evScaleFreeScalar_ = pipe_->AllocEventID<HardEvent::V_S>();
       pipe_->InitBuffer(resultInQue_, kPageBuffers, kVecRows * kPageKeys * sizeof(ST));
       pipe_->InitBuffer(outQue_, 1, kVecRows * kTileCols * sizeof(float));
-      pipe_->InitBuffer(halfMaxBuf_, kVecRows * kFloatsPerRepeat * sizeof(float));
       pipe_->InitBuffer(colMaxBuf_, kTileCols * kVecRows * sizeof(float));
       pipe_->InitBuffer(gatherOffsetBuf_, kVecRows * kTileCols * sizeof(uint32_t));
       pipe_->InitBuffer(scaleBuf_, kPageKeys * sizeof(float));
+      // fp16 scores widened to fp32, the check of their range, and the fp32 recompute.
+      range_.Init(pipe_, kVecRows, kPageKeys, kTileCols, t_->headDim);
       if constexpr (kInt8Key) {
-        // Rows keep a 32-byte pitch in UB (DataCopyPad pads each int8 row to a data block).
-        const uint32_t elems = kPageKeys / kVectorsPerCore * AlignUp(t_->headDim, kBlockBytes);
+        // Rows keep a 32-byte pitch in UB (DataCopyPad pads each int8 row to a data block). The
+        // widening's half and float rows live in range_'s page buffer (StageInt8Keys).
+        const uint32_t elems = kStageRows * AlignUp(t_->headDim, kBlockBytes);
         pipe_->InitBuffer(int8InQue_, 1, elems * sizeof(int8_t));
-        pipe_->InitBuffer(halfBuf_, elems * sizeof(half));
-        pipe_->InitBuffer(floatBuf_, elems * sizeof(float));
         pipe_->InitBuffer(stagedOutQue_, 1, elems * sizeof(QT));
-      } else {
-        // fp16 scores widened to fp32, the check of their range, and the fp32 recompute.
-        range_.Init(pipe_, kVecRows, kPageKeys, kTileCols, t_->headDim);
+        split_.Init(pipe_, kPageKeys, kStageRows);
       }
       PrepareGatherOffsets();
     }
@@ -305,7 +294,7 @@ class MsaIndexScoreKernel {
     queryL1Pending_[qb] = true;
     // The first key load below is on MTE1 after these, so its MTE1 -> M event covers them too.
 
-    const uint32_t tilePages = StagePages(rows, ScoreBytes(kInt8Key));
+    const uint32_t tilePages = StagePages(rows);
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -396,9 +385,9 @@ class MsaIndexScoreKernel {
     fix.mSize = rows;
     fix.srcStride = rowsAligned;
     fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile
-    // fp32 -> fp16 for 16-bit keys: a block maximum of rounded scores is the rounded maximum (rounding
-    // is monotonic), within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
-    fix.quantPre = kInt8Key ? QuantMode_t::NoQuant : QuantMode_t::F322F16;
+    // fp32 -> fp16: a block maximum of rounded scores is the rounded maximum (rounding is monotonic),
+    // within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
+    fix.quantPre = QuantMode_t::F322F16;
     fix.ndNum = 1;
     Fixpipe(stageGm_[at], cL0c, fix);
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
@@ -444,10 +433,8 @@ class MsaIndexScoreKernel {
     }
 
     LocalTensor<float> colMax = colMaxBuf_.Get<float>();
-    if constexpr (!kInt8Key) {
-      if (computed > 0 && myRows > 0) range_.Clear();
-    }
-    const uint32_t tilePages = StagePages(rows, ScoreBytes(kInt8Key));
+    if (computed > 0 && myRows > 0) range_.Clear();
+    const uint32_t tilePages = StagePages(rows);
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -469,23 +456,22 @@ class MsaIndexScoreKernel {
       resultInQue_.EnQue(result);
       result = resultInQue_.DeQue<ST>();
       if (myRows > 0) {
+        // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
+        LocalTensor<float> scores = range_.PageScores();
+        Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
+        PipeBarrier<PIPE_V>();  // the mask and the max read the widened scores
+        const uint32_t firstSeen =
+            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
         if constexpr (kInt8Key) {
-          ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+          range_.Note(c, firstSeen, myRows, colMax[c * kVecRows], split_.MantissaFlag());
         } else {
-          // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
-          LocalTensor<float> scores = range_.PageScores();
-          Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
-          PipeBarrier<PIPE_V>();  // the mask and the max read the widened scores
-          const uint32_t firstSeen = ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows]);
           range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
         }
       }
       resultInQue_.FreeTensor(result);
     }
     if (myRows == 0) return;
-    if constexpr (!kInt8Key) {
-      if (computed > 0) RecomputeUnheldPages(task, computed, myRowBegin, myRows, qLen, kvLen, colMax);
-    }
+    if (computed > 0) RecomputeUnheldPages(task, computed, myRowBegin, myRows, qLen, kvLen, colMax);
 
     const float negInf = -__builtin_inff();
     for (uint32_t c = computed; c < task.cols; ++c) Duplicate(colMax[c * kVecRows], negInf, myRows);
@@ -497,9 +483,12 @@ class MsaIndexScoreKernel {
   // One page for this core's rows: dequant, causal tail, row max into column c of colMax. Returns
   // the first of these rows that sees a key of the page (rows before it score -inf; the visible end
   // grows with the token, so they are a prefix), or myRows when none does or the page is unreadable.
+  // int8 keys: the Cube's scores carry p of each key's scale (ScaleSplit), so they are multiplied by
+  // m, and the page's flag is left for ScoreRange::Note; `exact` scores (recomputed in fp32 from the
+  // int8 keys themselves) are multiplied by the whole scale.
   __aicore__ inline uint32_t ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
                                         int64_t qLen, int64_t kvLen, const LocalTensor<float> &result,
-                                        const LocalTensor<float> &colMaxC) {
+                                        const LocalTensor<float> &colMaxC, bool exact) {
     const uint32_t col = task.colBegin + c;
     if (!ColumnReadable(task.request, col)) {
       Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
@@ -507,11 +496,14 @@ class MsaIndexScoreKernel {
     }
     if constexpr (kInt8Key) {
       LocalTensor<float> scale = scaleBuf_.Get<float>();
-      LoadScale(task, col, kvLen, scale);
-      // Scores of key n times scale[n]: left and right halves of every row against the two
-      // halves of the scale row (repeat stride 0 on the scale).
-      Mul(result, result, scale, kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
-      Mul(result[kFloatsPerRepeat], result[kFloatsPerRepeat], scale[kFloatsPerRepeat], kFloatsPerRepeat, myRows,
+      const uint32_t keys = PageKeys(kvLen, col);
+      LoadScale(task, col, 0, keys, scale);
+      // m is ordered before the multiplies by the barriers inside Mantissa.
+      LocalTensor<float> factor = exact ? scale : split_.Mantissa(scale, keys);
+      // Scores of key n times factor[n]: left and right halves of every row against the two
+      // halves of the factor row (repeat stride 0 on the factor).
+      Mul(result, result, factor, kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
+      Mul(result[kFloatsPerRepeat], result[kFloatsPerRepeat], factor[kFloatsPerRepeat], kFloatsPerRepeat, myRows,
           BinaryRepeatParams(1, 1, 1, 16, 16, 0));
       ReleaseScale();
       PipeBarrier<PIPE_V>();  // the causal tail below overwrites products
@@ -533,11 +525,11 @@ class MsaIndexScoreKernel {
     }
     PipeBarrier<PIPE_V>();  // the max reads the masked rows
     // Max in fp32: pairwise over the two halves of each row, then over the 64 that remain.
-    LocalTensor<float> halfMax = halfMaxBuf_.Get<float>();
-    Max(halfMax, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 8, 16, 16));
+    // The pairwise maxima overwrite the left halves in place (the page's scores are not read again).
+    Max(result, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
     PipeBarrier<PIPE_V>();  // the reduction reads the pairwise maxima
-    WholeReduceMax(colMaxC, halfMax, kFloatsPerRepeat, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
-    // The next page's first instructions on halfMax / result come after its own barriers.
+    WholeReduceMax(colMaxC, result, kFloatsPerRepeat, myRows, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
+    // The next page's first instructions on result come after its own barriers.
     return firstSeen;
   }
 
@@ -557,17 +549,18 @@ class MsaIndexScoreKernel {
         const uint32_t col = task.colBegin + c;
         range_.ExactScores(keyGm_[KeyOffset(task.request, col, task.kvHead)], t_->keyRowStride, PageKeys(kvLen, col),
                            myRows, d);
-        ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, range_.PageScores(), colMax[c * kVecRows]);
+        ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, range_.PageScores(), colMax[c * kVecRows], true);
       }
     }
     range_.Release();
   }
 
-  // The per-key scales of one page into `scale`: one copy when they are contiguous, else scalar
-  // reads. The previous page's multiply must have read `scale` before it is written again.
-  __aicore__ inline void LoadScale(const Task &task, uint32_t col, int64_t kvLen, const LocalTensor<float> &scale) {
-    const uint32_t keys = PageKeys(kvLen, col);
-    const uint64_t offset = ScaleOffset(task.request, col, task.kvHead);
+  // The scales of keys [first, first + keys) of one page into `scale`: one copy when they are
+  // contiguous, else scalar reads. The previous reads of `scale` must be released (ReleaseScale).
+  __aicore__ inline void LoadScale(const Task &task, uint32_t col, uint32_t first, uint32_t keys,
+                                   const LocalTensor<float> &scale) {
+    const uint64_t offset =
+        ScaleOffset(task.request, col, task.kvHead) + static_cast<uint64_t>(first) * t_->scaleRowStride;
     if (t_->scaleRowStride == 1) {
       if (scalePending_) {
         WaitFlag<HardEvent::V_MTE2>(evScaleFree_);
@@ -590,7 +583,7 @@ class MsaIndexScoreKernel {
     }
   }
 
-  // After the multiplies that read `scale`: the next LoadScale may write it once they are done.
+  // After the vector instructions that read `scale`: the next LoadScale may write it once they are done.
   __aicore__ inline void ReleaseScale() {
     if (t_->scaleRowStride == 1) {
       SetFlag<HardEvent::V_MTE2>(evScaleFree_);
@@ -601,7 +594,7 @@ class MsaIndexScoreKernel {
   }
 
   __aicore__ inline void DrainVectorFences() {
-    if constexpr (!kInt8Key) range_.Drain();
+    range_.Drain();
     if (!scalePending_) return;
     if (t_->scaleRowStride == 1) {
       WaitFlag<HardEvent::V_MTE2>(evScaleFree_);
@@ -675,9 +668,11 @@ class MsaIndexScoreKernel {
     WaitFlag<HardEvent::S_V>(evOffsetsWritten_);
   }
 
-  // int8 keys become the query's 16-bit type for the Cube (exact: |k| <= 128); each Vector core
-  // widens its half of every page's keys, then both signal the Cube once per task. A member
-  // template called only for int8 keys: it is never instantiated for the other dtype columns.
+  // int8 keys become the query's 16-bit type for the Cube as int8 * p, p the power of two of the key's
+  // scale (ScaleSplit; exact). Each Vector core stages its half of every page's keys, kStageRows rows
+  // at a time, then both signal the Cube once per task. The widening runs in range_'s page buffer, free
+  // until this task's first page of scores. A member template called only for int8 keys: it is never
+  // instantiated for the other dtype columns.
   template <typename K>
   __aicore__ inline void StageInt8Keys(const GlobalTensor<K> &keys, const Task &task, uint32_t computed,
                                        int64_t kvLen) {
@@ -685,47 +680,64 @@ class MsaIndexScoreKernel {
     const uint32_t d = t_->headDim;
     const uint32_t pitch = AlignUp(d, kBlockBytes);  // int8 row pitch in UB, also used after widening
     const uint32_t share = kPageKeys / kVectorsPerCore;
+    const uint8_t pitchBlocks = static_cast<uint8_t>(pitch * sizeof(half) / kBlockBytes);
+    LocalTensor<float> wide = range_.PageScores();                                 // [kStageRows, pitch]
+    LocalTensor<half> asHalf = wide[kStageRows * pitch].template ReinterpretCast<half>();  // the same rows
+    LocalTensor<float> scale = scaleBuf_.Get<float>();
+    // The previous task's last reads of the page buffer come before the barriers of its WriteRows.
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t col = task.colBegin + c;
       const uint32_t pageKeys = PageKeys(kvLen, col);
       const uint32_t first = sub_ * share;
       if (first >= pageKeys || !ColumnReadable(task.request, col)) continue;
       const uint32_t count = pageKeys - first < share ? pageKeys - first : share;
-      LocalTensor<int8_t> raw = int8InQue_.AllocTensor<int8_t>();
-      DataCopyExtParams in;
-      in.blockCount = static_cast<uint16_t>(count);
-      in.blockLen = d * sizeof(int8_t);
-      in.srcStride = static_cast<uint32_t>((t_->keyRowStride - d) * sizeof(int8_t));
-      in.dstStride = 0;
-      in.rsv = 0;
-      DataCopyPadExtParams<int8_t> pad{false, 0, 0, 0};
-      DataCopyPad(raw, keys[KeyOffset(task.request, col, task.kvHead) + first * t_->keyRowStride], in, pad);
-      int8InQue_.EnQue(raw);
-      raw = int8InQue_.DeQue<int8_t>();
-      LocalTensor<QT> staged = stagedOutQue_.AllocTensor<QT>();
-      if constexpr (IsSameType<QT, half>::value) {
-        Cast(staged, raw, RoundMode::CAST_NONE, count * pitch);
-      } else {  // no direct int8 -> bf16 conversion: through half and float, all exact
-        LocalTensor<half> asHalf = halfBuf_.Get<half>();
-        LocalTensor<float> asFloat = floatBuf_.Get<float>();
-        Cast(asHalf, raw, RoundMode::CAST_NONE, count * pitch);
+      LoadScale(task, col, first, count, scale);
+      for (uint32_t r0 = 0; r0 < count; r0 += kStageRows) {
+        const uint32_t rows = count - r0 < kStageRows ? count - r0 : kStageRows;
+        LocalTensor<int8_t> raw = int8InQue_.AllocTensor<int8_t>();
+        DataCopyExtParams in;
+        in.blockCount = static_cast<uint16_t>(rows);
+        in.blockLen = d * sizeof(int8_t);
+        in.srcStride = static_cast<uint32_t>((t_->keyRowStride - d) * sizeof(int8_t));
+        in.dstStride = 0;
+        in.rsv = 0;
+        DataCopyPadExtParams<int8_t> pad{false, 0, 0, 0};
+        DataCopyPad(raw, keys[KeyOffset(task.request, col, task.kvHead) + (first + r0) * t_->keyRowStride], in, pad);
+        int8InQue_.EnQue(raw);
+        raw = int8InQue_.DeQue<int8_t>();
+        // The blocks of p for these rows; for the last chunk of a page the scales past `count` are
+        // stale, and their rows are never copied out.
+        LocalTensor<half> power = split_.PowerBlocks(scale[r0], AlignUp(rows, 8));
+        if (r0 + kStageRows >= count) ReleaseScale();  // the page's last read of `scale` is issued
+        // int8 -> half (exact), times p row by row in half (block stride 0 on p; exact), -> the query
+        // type (bf16 through float, exact). The barrier after the first cast also orders the Brcb.
+        Cast(asHalf, raw, RoundMode::CAST_NONE, rows * pitch);
         PipeBarrier<PIPE_V>();
-        Cast(asFloat, asHalf, RoundMode::CAST_NONE, count * pitch);
-        PipeBarrier<PIPE_V>();
-        Cast(staged, asFloat, RoundMode::CAST_RINT, count * pitch);
+        int8InQue_.FreeTensor(raw);
+        LocalTensor<QT> staged = stagedOutQue_.AllocTensor<QT>();
+        const BinaryRepeatParams byRow(1, 1, 0, pitchBlocks, pitchBlocks, 1);
+        if constexpr (IsSameType<QT, half>::value) {
+          Mul(staged, asHalf, power, d, rows, byRow);
+        } else {  // no half -> bf16 conversion on A2/A3
+          Mul(asHalf, asHalf, power, d, rows, byRow);
+          PipeBarrier<PIPE_V>();
+          Cast(wide, asHalf, RoundMode::CAST_NONE, rows * pitch);
+          PipeBarrier<PIPE_V>();
+          Cast(staged, wide, RoundMode::CAST_RINT, rows * pitch);  // exact: int8 * p fits bf16
+        }
+        stagedOutQue_.EnQue(staged);
+        staged = stagedOutQue_.DeQue<QT>();
+        // Rows go to the staging page without their UB padding (row pitch d in global memory).
+        DataCopyExtParams out;
+        out.blockCount = static_cast<uint16_t>(rows);
+        out.blockLen = d * sizeof(QT);
+        out.srcStride = (pitch - d) * sizeof(QT) / kBlockBytes;
+        out.dstStride = 0;
+        out.rsv = 0;
+        DataCopyPad(stagedKeyGm_[(static_cast<uint64_t>(c) * kPageKeys + first + r0) * d], staged, out);
+        stagedOutQue_.FreeTensor(staged);
+        // The next chunk writes the page buffer again after the barriers inside its PowerBlocks.
       }
-      int8InQue_.FreeTensor(raw);
-      stagedOutQue_.EnQue(staged);
-      staged = stagedOutQue_.DeQue<QT>();
-      // Rows go to the staging page without their UB padding (row pitch d in global memory).
-      DataCopyExtParams out;
-      out.blockCount = static_cast<uint16_t>(count);
-      out.blockLen = d * sizeof(QT);
-      out.srcStride = (pitch - d) * sizeof(QT) / kBlockBytes;
-      out.dstStride = 0;
-      out.rsv = 0;
-      DataCopyPad(stagedKeyGm_[(static_cast<uint64_t>(c) * kPageKeys + first) * d], staged, out);
-      stagedOutQue_.FreeTensor(staged);
     }
     CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagKeysStaged);
   }
@@ -793,15 +805,13 @@ class MsaIndexScoreKernel {
   // Vector buffers.
   TQue<QuePosition::VECIN, 1> resultInQue_;
   TQue<QuePosition::VECOUT, 1> outQue_;
-  TBuf<TPosition::VECCALC> halfMaxBuf_;
   TBuf<TPosition::VECCALC> colMaxBuf_;
   TBuf<TPosition::VECCALC> gatherOffsetBuf_;
   TBuf<TPosition::VECCALC> scaleBuf_;
   TQue<QuePosition::VECIN, 1> int8InQue_;
-  TBuf<TPosition::VECCALC> halfBuf_;
-  TBuf<TPosition::VECCALC> floatBuf_;
   TQue<QuePosition::VECOUT, 1> stagedOutQue_;
-  ScoreRange<QT, KT> range_;  // 16-bit keys: the range of the fp16 scores and their fp32 recompute
+  ScoreRange<QT, KT> range_;  // the range of the fp16 scores and their fp32 recompute
+  ScaleSplit split_;          // int8 keys: each scale as a power of two (staged) times m (after)
 };
 
 }  // namespace msa_kernel

@@ -1,5 +1,8 @@
-// The Vector side of the fp16 S workspace (16-bit keys): which pages held every score, and the fp32
-// recompute of those that did not (docs/ascend.md, "The S workspace in fp16").
+// The Vector side of the fp16 S workspace: which pages held every score, and the fp32 recompute of those
+// that did not (docs/ascend.md, "The S workspace in fp16"). int8 keys reach the Cube as int8 * p and
+// their scores are multiplied by m = scale / p afterwards (msa_index_score_scale_split.h); the argument
+// below holds for them while |m| >= 1, and a page with a key whose m left [1, 2) is made unheld by its
+// flag.
 //
 // The Cube writes each page's scores as fp16 (Fixpipe F322F16). A score of magnitude 65,520 or more
 // has no fp16 value: it arrives as +-65,504 in CTRL[48]'s saturation mode (the A2/A3 default) or as
@@ -40,8 +43,9 @@ class ScoreRange {
     pipe->InitBuffer(worstBuf_, 2 * kRangeStride * sizeof(float));
     pipe->InitBuffer(queryInQue_, 1, rows * headDim * sizeof(QT));
     pipe->InitBuffer(queryBuf_, rows * headDim * sizeof(float));
-    pipe->InitBuffer(keyInQue_, 1, kExactKeys * headDim * sizeof(KT));
-    pipe->InitBuffer(keyBuf_, kExactKeys * headDim * sizeof(float));
+    pipe->InitBuffer(keyInQue_, 1, kExactKeys * KeyPitch(headDim) * sizeof(KT));
+    pipe->InitBuffer(keyBuf_, kExactKeys * KeyPitch(headDim) * sizeof(float));
+    if constexpr (kInt8Key) pipe->InitBuffer(keyHalfBuf_, kExactKeys * KeyPitch(headDim) * sizeof(half));
     pipe->InitBuffer(prodBuf_, kExactKeys * headDim * sizeof(float));
     pages_ = pages;
     evRangeRead_ = pipe->AllocEventID<HardEvent::V_S>();
@@ -49,6 +53,8 @@ class ScoreRange {
   }
 
   // One page of scores in fp32, [rows, pageKeys]: the widened fp16 scores, or the recomputed ones.
+  // Between a task's last reduction and the next task's first page the kernel may use it as scratch
+  // (the int8 key staging does).
   __aicore__ inline LocalTensor<float> PageScores() { return pageScoresBuf_.Get<float>(); }
 
   // A new task: every page's range 0.
@@ -64,16 +70,18 @@ class ScoreRange {
   // Page c's range: max |colMaxC[r]| over rows [firstSeen, rows), the rows that see the page.
   __aicore__ inline void Note(uint32_t c, uint32_t firstSeen, uint32_t rows, const LocalTensor<float> &colMaxC) {
     if (firstSeen >= rows) return;
-    LocalTensor<float> absMax = absBuf_.Get<float>();
-    const uint64_t upTo = rows >= 64 ? ~0ULL : (1ULL << rows) - 1;
-    uint64_t lanes[2] = {upTo & ~((1ULL << firstSeen) - 1), 0ULL};
-    // The previous page's reduction of absMax is ordered by the barriers of this page's reduction.
-    Duplicate(absMax, 0.0f, kFloatsPerRepeat);
-    PipeBarrier<PIPE_V>();  // colMaxC is written, and absMax cleared
-    Abs(absMax, colMaxC, lanes, 1, UnaryRepeatParams(1, 1, 8, 8));
+    AbsRowMaxima(firstSeen, rows, colMaxC);
+    Reduce(c);
+  }
+  // The same, at least the largest of `floor`'s 64 lanes (int8 keys: ScaleSplit's flag).
+  __aicore__ inline void Note(uint32_t c, uint32_t firstSeen, uint32_t rows, const LocalTensor<float> &colMaxC,
+                              const LocalTensor<float> &floor) {
+    if (firstSeen >= rows) return;
+    AbsRowMaxima(firstSeen, rows, colMaxC);
     PipeBarrier<PIPE_V>();
-    WholeReduceMax(rangeBuf_.Get<float>()[c * kRangeStride], absMax, kFloatsPerRepeat, 1, 1, 1, 8,
-                   ReduceOrder::ORDER_ONLY_VALUE);
+    LocalTensor<float> absMax = absBuf_.Get<float>();
+    Max(absMax, absMax, floor, static_cast<int32_t>(kFloatsPerRepeat));
+    Reduce(c);
   }
 
   // After the task's last page: whether some page of the first `computed` may not have held its
@@ -122,6 +130,7 @@ class ScoreRange {
                                      uint32_t d) {
     const uint32_t lanes = d > kFloatsPerRepeat ? kFloatsPerRepeat : d;  // lanes left after folding D
     const uint8_t rowBlocks = static_cast<uint8_t>(d * sizeof(float) / kBlockBytes);
+    const uint8_t keyBlocks = static_cast<uint8_t>(KeyPitch(d) * sizeof(float) / kBlockBytes);
     LocalTensor<float> scores = pageScoresBuf_.Get<float>();
     LocalTensor<float> q = queryBuf_.Get<float>();
     LocalTensor<float> k = keyBuf_.Get<float>();
@@ -134,14 +143,21 @@ class ScoreRange {
       keyInQue_.EnQue(raw);
       raw = keyInQue_.DeQue<KT>();
       // The previous chunk's products, its last reads of k, are ordered by the barriers after them.
-      Cast(k, raw, RoundMode::CAST_NONE, count * d);
+      if constexpr (kInt8Key) {  // no int8 -> float conversion on A2/A3: through half, exact
+        LocalTensor<half> kHalf = keyHalfBuf_.Get<half>();
+        Cast(kHalf, raw, RoundMode::CAST_NONE, count * KeyPitch(d));
+        PipeBarrier<PIPE_V>();
+        Cast(k, kHalf, RoundMode::CAST_NONE, count * KeyPitch(d));
+      } else {
+        Cast(k, raw, RoundMode::CAST_NONE, count * d);
+      }
       keyInQue_.FreeTensor(raw);
       for (uint32_t r = 0; r < rows; ++r) {
         PipeBarrier<PIPE_V>();  // k is widened; the previous row's sums have read prod
-        Mul(prod, k, q[r * d], lanes, count, BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
+        Mul(prod, k, q[r * d], lanes, count, BinaryRepeatParams(1, 1, 1, rowBlocks, keyBlocks, 0));
         if (d > kFloatsPerRepeat) {
           Mul(prod[kFloatsPerRepeat], k[kFloatsPerRepeat], q[r * d + kFloatsPerRepeat], d - kFloatsPerRepeat, count,
-              BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, 0));
+              BinaryRepeatParams(1, 1, 1, rowBlocks, keyBlocks, 0));
           PipeBarrier<PIPE_V>();  // the fold reads both halves of the products
           Add(prod, prod, prod[kFloatsPerRepeat], d - kFloatsPerRepeat, count,
               BinaryRepeatParams(1, 1, 1, rowBlocks, rowBlocks, rowBlocks));
@@ -154,6 +170,31 @@ class ScoreRange {
   }
 
  private:
+  static constexpr bool kInt8Key = IsSameType<KT, int8_t>::value;
+
+  // Elements between two key rows in UB: DataCopyPad pads each row to a 32-byte block, so int8 rows of
+  // d bytes take AlignUp(d, 32); 16-bit rows are whole blocks already (d is a multiple of 16).
+  __aicore__ static inline uint32_t KeyPitch(uint32_t d) {
+    return kInt8Key ? (d + kBlockBytes - 1) / kBlockBytes * kBlockBytes : d;
+  }
+
+  // |colMaxC[r]| of rows [firstSeen, rows) into absBuf_'s 64 lanes, 0 in the others.
+  __aicore__ inline void AbsRowMaxima(uint32_t firstSeen, uint32_t rows, const LocalTensor<float> &colMaxC) {
+    LocalTensor<float> absMax = absBuf_.Get<float>();
+    const uint64_t upTo = rows >= 64 ? ~0ULL : (1ULL << rows) - 1;
+    uint64_t lanes[2] = {upTo & ~((1ULL << firstSeen) - 1), 0ULL};
+    // The previous page's reduction of absMax is ordered by the barriers of this page's reduction.
+    Duplicate(absMax, 0.0f, kFloatsPerRepeat);
+    PipeBarrier<PIPE_V>();  // colMaxC is written, and absMax cleared
+    Abs(absMax, colMaxC, lanes, 1, UnaryRepeatParams(1, 1, 8, 8));
+  }
+  // The largest of absBuf_'s lanes is page c's range.
+  __aicore__ inline void Reduce(uint32_t c) {
+    PipeBarrier<PIPE_V>();
+    WholeReduceMax(rangeBuf_.Get<float>()[c * kRangeStride], absBuf_.Get<float>(), kFloatsPerRepeat, 1, 1, 1, 8,
+                   ReduceOrder::ORDER_ONLY_VALUE);
+  }
+
   // GM -> UB copy of `rows` rows of `d` elements, `rowStride` elements apart in GM, packed in UB (d is a
   // multiple of 16, so a 16-bit row is whole data blocks).
   template <typename T>
@@ -178,6 +219,7 @@ class ScoreRange {
   TBuf<TPosition::VECCALC> queryBuf_;
   TQue<QuePosition::VECIN, 1> keyInQue_;
   TBuf<TPosition::VECCALC> keyBuf_;
+  TBuf<TPosition::VECCALC> keyHalfBuf_;  // int8 keys: widened through half
   TBuf<TPosition::VECCALC> prodBuf_;
 };
 

@@ -37,12 +37,15 @@ constexpr uint32_t kNarrowTileCols = 16;
 constexpr uint32_t kVectorsPerCore = 2;
 // Upper bound of AI cores a launch uses (Atlas A2/A3 have at most 25 AIC per die).
 constexpr uint32_t kMaxCores = 48;
+// Bytes of one score in the S workspace: the Cube writes fp16 (Fixpipe F322F16) for every key dtype;
+// int8 keys carry only the power of two of their scale there (docs/ascend.md, "The S workspace in
+// fp16").
+constexpr uint32_t kScoreBytes = 2;
 // The Cube hands its scores to the Vectors in S-tiles: consecutive pages of one task, written one
 // after another into one stage of a ring in the workspace, announced by one cross-core flag. A
-// stage holds kStageBytes of scores (fp16 for 16-bit keys, fp32 for int8 keys), so a task of `rows`
-// Cube rows puts StagePages(rows, bytes per score) pages in one S-tile: 8 fp16 pages of a 128-row
-// prefill tile (4 fp32), a whole 32-column task of a decode (4 rows).
-constexpr uint32_t kStageBytes = kCubeRows * 8 * kPageKeys * 2;
+// stage holds kStageBytes of scores, so a task of `rows` Cube rows puts StagePages(rows) pages in one
+// S-tile: 8 pages of a 128-row prefill tile, a whole 32-column task of a decode (4 rows).
+constexpr uint32_t kStageBytes = kCubeRows * 8 * kPageKeys * kScoreBytes;
 // Stages of the ring: the Cube runs up to kRingStages S-tiles ahead of the Vectors.
 constexpr uint32_t kRingStages = 4;
 
@@ -95,16 +98,11 @@ struct MsaIndexScoreTilingData {
 MSA_HD uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 // Pages of one S-tile for a task of `rows` Cube rows (rows written as they are, 128 scores of
-// `scoreBytes` each).
-MSA_HD uint32_t StagePages(uint32_t rows, uint32_t scoreBytes) {
-  const uint32_t pages = kStageBytes / (rows * kPageKeys * scoreBytes);
+// kScoreBytes each).
+MSA_HD uint32_t StagePages(uint32_t rows) {
+  const uint32_t pages = kStageBytes / (rows * kPageKeys * kScoreBytes);
   return pages < kTileCols ? pages : kTileCols;
 }
-
-// Bytes of one score in the S workspace: the Cube writes fp16 (Fixpipe F322F16) for 16-bit keys and
-// fp32 for int8 keys, whose per-key scale is applied after the hand-over (docs/ascend.md, "The S
-// workspace in fp16").
-MSA_HD uint32_t ScoreBytes(bool int8Key) { return int8Key ? 4 : 2; }
 
 // SPEC §4 visible end (exclusive) of token t_off of a request.
 MSA_HD int64_t VisibleEnd(uint32_t sparseMode, int64_t qLen, int64_t kvLen, int64_t tOff) {

@@ -534,15 +534,13 @@ void TestTileColsAndStages() {
   CHECK_EQ(plan.data.tileCols, kTileCols);
   CHECK_EQ(plan.blockDim, 24);
 
-  for (uint32_t bytes : {ScoreBytes(false), ScoreBytes(true)}) {
-    for (uint32_t rows = 1; rows <= kCubeRows; ++rows) {
-      CHECK(StagePages(rows, bytes) >= 1);
-      CHECK(static_cast<uint64_t>(StagePages(rows, bytes)) * rows * kPageKeys * bytes <= kStageBytes);
-    }
-    CHECK_EQ(StagePages(4, bytes), kTileCols);  // a decode task (4 heads, 1 token): one hand-over
+  for (uint32_t rows = 1; rows <= kCubeRows; ++rows) {
+    CHECK(StagePages(rows) >= 1);
+    CHECK(static_cast<uint64_t>(StagePages(rows)) * rows * kPageKeys * kScoreBytes <= kStageBytes);
   }
-  CHECK_EQ(StagePages(kCubeRows, ScoreBytes(false)), 8);  // fp16 scores: 8 pages of a full tile, as production
-  CHECK_EQ(StagePages(kCubeRows, ScoreBytes(true)), 4);
+  CHECK_EQ(StagePages(4), kTileCols);  // a decode task (4 heads, 1 token): one hand-over
+  CHECK_EQ(kScoreBytes, 2u);           // fp16 scores for every key dtype
+  CHECK_EQ(StagePages(kCubeRows), 8);  // 8 pages of a full tile, as production's fp16 S-tile
 }
 
 void TestPacking() {
