@@ -72,6 +72,26 @@ def test_one_page_on_one_core():
     assert est.high == pytest.approx(5e-6 + mte2_slow + math.ceil(3 / 2) * 0.5e-6)
 
 
+def test_vector_repeats_priced_per_instruction():
+    """Counts that name their instructions are priced by each one's slope (pto-isa's profile): 640 repeats
+    of an fp32 Mul are [2.0, 2.14] cycles each, 64 of WholeReduceMax 7, and an instruction the profile lacks
+    (int8 -> half) the whole [1, 7] bracket; the two Vector units share them. Without instructions, every
+    repeat takes the bracket."""
+    ops = {"Mul/4/4": 640, "WholeReduceMax/4": 64, "Cast/2/1": 128}
+    est = ac.estimate([zero(vector_repeats=832, vector_ops=ops)], "A3", compulsory_bytes=0, ring_depth=1)
+    fast = (640 * 2.0 + 64 * 7 + 128 * 1) / (2 * F)
+    slow = (640 * 2.14 + 64 * 7 + 128 * 7) / (2 * F)
+    assert est.bound_low == est.bound_high == "Vector"
+    assert est.low == pytest.approx(1e-6 + fast) and est.high == pytest.approx(5e-6 + slow)
+    plain = ac.estimate([zero(vector_repeats=832)], "A3", compulsory_bytes=0, ring_depth=1)
+    assert plain.low == pytest.approx(1e-6 + 832 / (2 * F)) and plain.high == pytest.approx(5e-6 + 832 * 7 / (2 * F))
+    # the lookup: the full key, then API/bytes, then the API alone, else the chip's bracket
+    assert ac.vector_cycles_per_repeat("BlockReduceMax/2", A3) == ac.Bracket(7.0, 7.0)
+    assert ac.vector_cycles_per_repeat("BlockReduceMax/4", A3) == ac.Bracket(1.0, 1.0)
+    assert ac.vector_cycles_per_repeat("Adds/4/4", A3) == ac.Bracket(1.0, 1.0)
+    assert ac.vector_cycles_per_repeat("Cast/2/1", A3) == A3.vector_cycles_per_repeat
+
+
 def test_slowest_core_and_floors():
     """The call takes its slowest core; an HBM floor above every core binds instead."""
     fast = zero(mte2_bytes=1000)
@@ -103,9 +123,11 @@ def test_production_schedule_tiny_shape_by_hand():
     counts = prod.core_counts(shape, 3)
     expect = dict(mte2_bytes=1024 + 8 * 32768 + 2 * 4096, mte1_bytes=4096 + 8 * 32768, mte3_bytes=2 * 128,
                   fix_bytes=16384, fix_gm_bytes=8192, cube_fractal_macs=512, vector_repeats=2 * 264,
+                  vector_ops={"Duplicate/2": 2 * 128, "WholeReduceMax/2": 2 * 128, "Cast/4/2": 2 * 2,
+                              "Adds/4/4": 2 * (2 + 2), "Duplicate/4": 2 * 2},
                   cross_core_sets=1)
     assert counts[0] == expect and counts[1] == expect
-    assert all(v == 0 for v in counts[2].values())
+    assert not any(counts[2].values())
 
 
 def test_production_ring_reverse_flags():

@@ -73,6 +73,7 @@ const char *kInputGmNames[msa::kNumInputs] = {"GM:query", "GM:key", "GM:block_ta
 
 std::mutex g_lastMu;
 std::string g_lastSites;  // sync call sites of the last run, one per line
+std::string g_lastVectorOps;  // vector repeats per core and instruction of the last run, "core op repeats" lines
 
 void Copy(const std::string &text, char *out, int64_t cap) {
   if (out == nullptr || cap <= 0) return;
@@ -226,6 +227,12 @@ __attribute__((visibility("default"))) int ascend_model_msa_index_score(
     std::lock_guard<std::mutex> lock(g_lastMu);
     g_lastSites.clear();
     for (const std::string &site : r.syncSites) g_lastSites += site + "\n";
+    g_lastVectorOps.clear();
+    for (size_t c = 0; c < r.counters.size(); ++c) {
+      for (const auto &op : r.counters[c].vectorOps) {
+        g_lastVectorOps += std::to_string(c) + " " + op.first + " " + std::to_string(op.second) + "\n";
+      }
+    }
   }
   if (cores_used != nullptr) *cores_used = plan.blockDim;
   for (size_t c = 0; c < r.counters.size() && static_cast<int64_t>(c) < counters_cap; ++c) {
@@ -256,6 +263,14 @@ __attribute__((visibility("default"))) int64_t ascend_model_sync_sites(char *out
   std::lock_guard<std::mutex> lock(g_lastMu);
   Copy(g_lastSites, out, cap);
   return static_cast<int64_t>(g_lastSites.size());
+}
+
+// The vector repeats per core and instruction ("<API>/<bytes>...") the last run counted, one
+// "core instruction repeats" line each.
+__attribute__((visibility("default"))) int64_t ascend_model_vector_ops(char *out, int64_t cap) {
+  std::lock_guard<std::mutex> lock(g_lastMu);
+  Copy(g_lastVectorOps, out, cap);
+  return static_cast<int64_t>(g_lastVectorOps.size());
 }
 
 }  // extern "C"

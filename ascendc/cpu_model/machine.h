@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct CoreCounters {
   uint64_t fixGmBytes = 0;  // bytes FIX writes to GM (fixBytes counts what it reads from L0C)
   uint64_t cubeFractalMacs = 0;
   uint64_t vectorRepeats = 0;
+  std::map<std::string, uint64_t> vectorOps;  // the same repeats per instruction (CountVectorRepeats)
   uint64_t crossCoreSets = 0;  // CrossCoreSetFlag calls (handshakes) of the core's three threads
 };
 

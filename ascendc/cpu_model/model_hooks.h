@@ -85,7 +85,9 @@ void SetFloatSaturation(bool on, const Site &site);
 
 // Work counters of the calling core (bytes per MTE pipe are counted by Touch).
 void CountCubeFractalMacs(uint64_t fractalMacs);  // 16x16x16 (16-bit) multiply-accumulate blocks
-void CountVectorRepeats(uint64_t repeats);
+// Vector repeats, also per instruction: `op` is "<API>/<dst element bytes>[/<src element bytes>]" (the
+// instruction and its types: a cost model prices each by its own cycles per repeat).
+void CountVectorRepeats(uint64_t repeats, const std::string &op);
 
 }  // namespace ascend_model
 

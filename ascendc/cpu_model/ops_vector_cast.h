@@ -245,7 +245,7 @@ inline void CastInt4(const Site &site, const LocalTensor<T> &dst, const LocalTen
       }
     }
   }
-  CountVectorRepeats(plan.repeats);
+  CountVectorRepeats(plan.repeats, VectorOp("Cast", sizeof(T), sizeof(U)));
 }
 
 template <typename T, typename U>

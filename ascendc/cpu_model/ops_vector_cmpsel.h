@@ -177,7 +177,7 @@ inline void CompareBits(const char *api, const Site &site, const LocalTensor<U> 
     }
   }
   std::memcpy(d.host, out.data(), outBytes);
-  CountVectorRepeats(repeats);
+  CountVectorRepeats(repeats, VectorOp(api, sizeof(U), sizeof(T)));
 }
 
 // The repeats of a count form: whole 256-byte repeats only (Compare.md / Compares.md 约束说明).
@@ -233,7 +233,7 @@ inline void CompareToRegister(const char *api, const Site &site, const LocalTens
     }
   }
   reg.set = true;
-  CountVectorRepeats(1);
+  CountVectorRepeats(1, VectorOp(api, sizeof(T)));
 }
 
 template <typename U>
@@ -371,7 +371,7 @@ inline void GatherMaskRun(const char *api, const Site &site, const LocalTensor<T
   for (size_t i = 0; i < picked.size(); ++i) std::memcpy(out.data() + i * e, s.span.host + picked[i], e);
   if (outBytes > 0) std::memcpy(d.host, out.data(), outBytes);
   rsvdCnt = picked.size();
-  CountVectorRepeats(repeats);
+  CountVectorRepeats(repeats, VectorOp(api, sizeof(T)));
 }
 
 }  // namespace model_vec

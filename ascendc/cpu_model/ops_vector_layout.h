@@ -157,7 +157,7 @@ inline void Brcb(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uin
   for (uint64_t k = 0; k < n; ++k) {
     for (uint64_t b = 0; b < ops::kBlockBytes; b += e) std::memcpy(d.host + at[k] + b, s.host + k * e, e);
   }
-  CountVectorRepeats(repeatTime);
+  CountVectorRepeats(repeatTime, model_vec::VectorOp(api, e));
 }
 
 // ---- Copy (UB -> UB) -------------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ inline void Transpose16(const char *api, const Site &site, const LocalTensor<T> 
     for (int j = 0; j < 16; ++j) std::memcpy(tmp + (i * 16 + j) * 2, s.host + (j * 16 + i) * 2, 2);
   }
   std::memcpy(d.host, tmp, bytes);
-  CountVectorRepeats(2);
+  CountVectorRepeats(2, model_vec::VectorOp(api, sizeof(T)));
 }
 }  // namespace model_vec
 
@@ -299,7 +299,7 @@ inline void Transpose(const LocalTensor<T> &dst, const LocalTensor<T> &src, cons
       }
     }
   }
-  CountVectorRepeats((bytes + ops::kRepeatBytes - 1) / ops::kRepeatBytes);
+  CountVectorRepeats((bytes + ops::kRepeatBytes - 1) / ops::kRepeatBytes, model_vec::VectorOp(api, e));
 }
 
 // ---- declared, not modelled ------------------------------------------------------------------------------

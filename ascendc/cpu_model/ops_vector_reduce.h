@@ -192,7 +192,7 @@ inline void WholeReduce(const char *api, const Site &site, Reduction kind, const
     }
     std::memcpy(d.host + r * dRep * unit, out, unit);
   }
-  CountVectorRepeats(plan.repeats);
+  CountVectorRepeats(plan.repeats, VectorOp(api, sizeof(T)));
 }
 
 // ---- BlockReduceMax / Min / Sum, PairReduceSum -----------------------------------------------------------
@@ -249,7 +249,7 @@ inline void GroupReduce(const char *api, const Site &site, Reduction kind, const
       }
     }
   }
-  CountVectorRepeats(plan.repeats);
+  CountVectorRepeats(plan.repeats, VectorOp(api, sizeof(T)));
 }
 
 // ---- ReduceMax / ReduceMin / ReduceSum ---------------------------------------------------------------------
@@ -404,7 +404,7 @@ inline void ReduceAll(const char *api, const Site &site, Reduction kind, const L
     std::memcpy(out + e, &idx, e);  // the index in the bits of T (uint16_t / uint32_t)
   }
   std::memcpy(d.host, out, dstElems * e);
-  CountVectorRepeats(plan.repeats);
+  CountVectorRepeats(plan.repeats, VectorOp(api, sizeof(T)));
 }
 
 }  // namespace model_vec

@@ -821,9 +821,11 @@ void CountCubeFractalMacs(uint64_t fractalMacs) {
   M().counters[c.core].cubeFractalMacs += fractalMacs;
 }
 
-void CountVectorRepeats(uint64_t repeats) {
+void CountVectorRepeats(uint64_t repeats, const std::string &op) {
   ThreadCtx &c = Ctx("vector instruction", Site());
-  M().counters[c.core].vectorRepeats += repeats;
+  CoreCounters &k = M().counters[c.core];
+  k.vectorRepeats += repeats;
+  if (repeats > 0) k.vectorOps[op] += repeats;
 }
 
 // ---- GM, buffers, tiling -----------------------------------------------------------------------------

@@ -9,8 +9,12 @@ bytes read by MTE1, MTE2, MTE3 and FIX, Cube fractal multiply-accumulates (16x16
 and vector repeats (one 256-byte instruction step), plus the CrossCoreSetFlag calls. The model:
 
     per core   t_core = max(MTE2 / r_mte2, MTE1 / r_mte1, MTE3 / r_mte3, FIX / r_fix,
-                            fractals / (fractals_per_cycle * f), repeats * cpr / (2 * f))
+                            fractals / (fractals_per_cycle * f), sum_i repeats_i * cpr_i / (2 * f))
                         + L_flag * serial_handovers
+
+    cpr_i: the cycles per repeat of vector instruction i (VECTOR_CYCLES_PER_REPEAT, pto-isa's fitted
+           slopes); an instruction not listed there, or counts without instructions, take the chip's
+           whole bracket (vector_cycles_per_repeat).
     per call   t_call = launch + max(max over cores of t_core, GM bytes / HBM or L2 floor)
 
     serial_handovers: fast end min(sets, 2) (the ring is filled once and drained once), slow end
@@ -114,6 +118,41 @@ CHIPS: Dict[str, Chip] = {
 
 _PYPTO = "hicann/pypto framework/src/platform/parser/simulation_platform/platform_config/"
 _PTO = "zouzias/pto-isa-mirror include/pto/costmodel/"
+# Cycles per repeat of each vector instruction on A2/A3, keyed as ascendc/cpu_model counts them
+# ("<API>/<dst element bytes>[/<src element bytes>]", or the API alone when every type costs the same):
+# the slopes pto-isa fits per instruction (RATE_SOURCES["vector_cycles_per_repeat"], the profile named in
+# each comment). A bracket where the profile's two type columns differ or the instruction is an
+# exponential-fill profile. Startup cycles per instruction (1 to 23 in the profile) are not counted: the
+# counters hold repeats, not instructions. The 950 has no profile of its own and reuses these.
+VECTOR_CYCLES_PER_REPEAT: Dict[str, Bracket] = {
+    "Duplicate": _b(1),          # kVectorDupProfile slope 1
+    "Brcb": _b(1),               # kVbrcbProfile 1
+    "Adds": _b(1), "Muls": _b(1), "Maxs": _b(1), "Mins": _b(1),  # kVadds / kVmuls / kVmaxs / kVmins 1
+    "Abs": _b(1),                # kVabsProfile 1
+    "Add": _b(2.0, 2.07), "Sub": _b(2.0, 2.07),  # kVadd / kVsub: 2.001 integer, 2.066 fp16 / fp32
+    "Mul": _b(2.0, 2.14),        # kVmulProfile: 2.000 integer, 2.132 fp32, 2.134 fp16
+    "Max": _b(2.0, 2.01), "Min": _b(2.0, 2.01),  # kVmax / kVmin: 2.0 fp, 2.001 integer
+    "And": _b(2.0), "Or": _b(2.0),               # kVand / kVor 1.9997
+    "WholeReduceMax": _b(7), "WholeReduceMin": _b(7),  # kVcmax / kVcmin 7
+    "WholeReduceSum": _b(7),     # kVcaddProfile 7
+    "BlockReduceMax/2": _b(7), "BlockReduceMax/4": _b(1),  # kVcgmaxProfile: fp16 7, fp32 1
+    "BlockReduceSum/2": _b(7), "BlockReduceSum/4": _b(1),  # kVcgaddProfile: fp16 7, fp32 1
+    "Gather/2": _b(24), "Gather/4": _b(12),                # kVgatherProfile: fp16 24.0, fp32 12.0
+    "Cast/4/2": _b(1, 2),        # half / bf16 -> float: kVconvF162f32 (1 fp32 column, 2 fp16), kVconvBf162f32 2
+    "Cast/2/4": _b(1, 2),        # float -> half / bf16: kVconvF322f16*, kVconvF322bf16* exp-fill, slopes 1.0, 1.53
+}
+
+
+def vector_cycles_per_repeat(op: str, chip: Chip) -> Bracket:
+    """The bracket of instruction `op` ("<API>/<bytes>..."): its own entry, its API's, or the chip's whole
+    bracket (int8 -> half, for one, is not in the profile)."""
+    parts = op.split("/")
+    for key in ("/".join(parts[:3]), "/".join(parts[:2]), parts[0]):
+        if key in VECTOR_CYCLES_PER_REPEAT:
+            return VECTOR_CYCLES_PER_REPEAT[key]
+    return chip.vector_cycles_per_repeat
+
+
 RATE_SOURCES = {
     "clock_hz": f"A2/A3: {_PYPTO}910PR_9363.ini (SoC_version=Ascend910C4) cube_freq=1850; "
                 f"{_PTO}arch_config.hpp kMainFrequencyHz = 1.85e9 (a2a3). 950: {_PYPTO}Ascend950PR_9579.ini "
@@ -125,8 +164,10 @@ RATE_SOURCES = {
                            f"DT_INT8=16,32,16; {_PTO}a2a3/cce_costmodel/cce_costmodel_cube.hpp: one "
                            "16 x (32 bytes of K) x 16 repeat per cycle for 16-bit inputs",
     "vector_cycles_per_repeat": f"{_PTO}a2a3/cce_costmodel/cce_cycle_profiles.csv (tilesim 910B1 fit): slope "
-                                "per repeat 1 (vector_dup, vadds) to 7 (vcmax); vmax/vmul fp32 2; "
-                                "vec_calc_size=128 (ini) = 128 fp16 = 256 bytes per repeat",
+                                "per repeat of each instruction (VECTOR_CYCLES_PER_REPEAT); an instruction the "
+                                "profile lacks: 1 (vector_dup, vadds) to 7 (vcmax), the range of its slopes "
+                                "(vgather's 12 and 24 apart); vec_calc_size=128 (ini) = 128 fp16 = 256 bytes per "
+                                "repeat",
     "mte2_per_core": f"{_PYPTO}910PR_9363.ini [AICoreMemoryRates] l2_read_rate=110 (fast, L2 hit), "
                      "ddr_rate=32 (slow, from HBM) bytes/cycle; 950: l2_rate=100, ddr_rate=31. "
                      f"Corroborated by {_PTO}arch_config.hpp GM_TO_L1 135 GiB/s = 78 B/cycle (inside)",
@@ -162,6 +203,14 @@ class Estimate:
         return self.low * 1e6, self.high * 1e6
 
 
+def _vector_cycles(c, chip, g):
+    """Cycles of one core's vector repeats at one end: per instruction where the counts name them."""
+    ops = c.get("vector_ops")
+    if not ops:
+        return c.get("vector_repeats", 0) * g(chip.vector_cycles_per_repeat)
+    return sum(n * g(vector_cycles_per_repeat(op, chip)) for op, n in ops.items())
+
+
 def _core_time(c, chip, end, ring_depth):
     """(seconds, binding pipe) of one core's counters at one end ('fast' or 'slow') of the brackets."""
     g = lambda b: getattr(b, end)  # noqa: E731
@@ -173,7 +222,7 @@ def _core_time(c, chip, end, ring_depth):
         "FIX": c.get("fix_bytes", 0) / g(chip.fix_per_core),
         "Cube": c.get("cube_fractal_macs", 0) * FRACTAL_MACS / (chip.cube_macs_per_cycle_fp16 * f),
         # the core's two Vector units share its repeats (both kernels split the rows between them)
-        "Vector": c.get("vector_repeats", 0) * g(chip.vector_cycles_per_repeat) / (2 * f),
+        "Vector": _vector_cycles(c, chip, g) / (2 * f),
     }
     pipe = max(pipes, key=pipes.get)
     sets = c.get("cross_core_sets", 0)

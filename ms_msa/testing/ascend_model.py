@@ -142,6 +142,8 @@ def library():
         ctypes.c_int64]
     lib.ascend_model_sync_sites.restype = ctypes.c_int64
     lib.ascend_model_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int64]
+    lib.ascend_model_vector_ops.restype = ctypes.c_int64
+    lib.ascend_model_vector_ops.argtypes = [ctypes.c_char_p, ctypes.c_int64]
     return lib
 
 
@@ -171,7 +173,8 @@ def _host_bytes(tensor):
 
 
 class KernelRun:
-    """The last launch: counters per core, the cores launched, the sync call sites executed."""
+    """The last launch: counters per core (with "vector_ops", the vector repeats per instruction), the cores
+    launched, the sync call sites executed."""
     counters = None
     cores = 0
     sync_sites = ()
@@ -215,6 +218,13 @@ def launch(tensors, layout_key, sparse_mode, init_blocks, local_blocks, out_shap
         buf = ctypes.create_string_buffer(size + 1)
         lib.ascend_model_sync_sites(buf, size + 1)
         run.sync_sites = tuple(s for s in buf.value.decode().split("\n") if s)
+        size = lib.ascend_model_vector_ops(None, 0)
+        buf = ctypes.create_string_buffer(size + 1)
+        lib.ascend_model_vector_ops(buf, size + 1)
+        for line in buf.value.decode().split("\n"):
+            core, op, repeats = line.split(" ") if line else (None, None, None)
+            if core is not None and int(core) < len(run.counters):
+                run.counters[int(core)].setdefault("vector_ops", {})[op] = int(repeats)
     text = msg.value.decode(errors="replace")
     if code == 1:
         raise ModelError(text)

@@ -35,6 +35,12 @@ def _repeats(elems, elem_bytes):
     return -(-elems * elem_bytes // REPEAT_BYTES)
 
 
+def _vector(c, op, repeats):
+    """`repeats` of vector instruction `op`, keyed as ascendc/cpu_model counts ours ("<API>/<bytes>...")."""
+    c["vector_repeats"] += repeats
+    c["vector_ops"][op] = c["vector_ops"].get(op, 0) + repeats
+
+
 def tasks(shape: Shape):
     """S:91-94, S:135-142: per request ceil(q * N1 / 128) M-tiles of its (token, head) rows, head
     fastest; a short last tile of a long request is moved back to 16 rows. Yields (request, mStart,
@@ -69,7 +75,7 @@ def core_counts(shape: Shape, cores: int):
     quant = shape.int8
     s_bytes = 4 if quant else 2   # K:56-58 S workspace fp32 for int8 keys, else fp16 (Fixpipe F322F16)
     counts = [dict(mte1_bytes=0, mte2_bytes=0, mte3_bytes=0, fix_bytes=0, fix_gm_bytes=0, cube_fractal_macs=0,
-                   vector_repeats=0, cross_core_sets=0) for _ in range(cores)]
+                   vector_repeats=0, vector_ops={}, cross_core_sets=0) for _ in range(cores)]
     flag_count = [dict(aic=0, aiv=0) for _ in range(cores)]  # X:113 / X:124 counters persist over tasks
     for idx, (_, m_start, m_actual) in enumerate(tasks(shape)):
         c = counts[idx % cores]
@@ -91,7 +97,7 @@ def core_counts(shape: Shape, cores: int):
             fl["aic"] += 1
             if quant:                                    # K:398-408 int8: AIV0 casts the S-tile's pages
                 c["mte2_bytes"] += pages * 128 * d       # K:289 int8 page GM -> UB
-                c["vector_repeats"] += pages * _repeats(128 * d, 2)   # K:295 Cast int8 -> half
+                _vector(c, "Cast/2/1", pages * _repeats(128 * d, 2))  # K:295 Cast int8 -> half
                 c["mte3_bytes"] += pages * 128 * d * 2   # K:299 half page UB -> GM scratch
                 c["cross_core_sets"] += 2 * 2            # K:406-407 barrier (mode 1) + K ready, each AIV
         # ---- AIV x 2 (K:392-421, E:124-450) ----
@@ -107,20 +113,24 @@ def core_counts(shape: Shape, cores: int):
                     if st < n_comp:
                         c["mte2_bytes"] += rows * STILE_WIDTH * s_bytes          # E:232 / E:285-287
                         if rows < ROWS_PER_PASS:                                 # E:227-230 / E:271-277
-                            c["vector_repeats"] += _repeats(ROWS_PER_PASS * STILE_WIDTH, s_bytes)
+                            _vector(c, f"Duplicate/{s_bytes}", _repeats(ROWS_PER_PASS * STILE_WIDTH, s_bytes))
                         if quant:
                             blocks = min(BLOCKS_PER_STILE, visible - st * BLOCKS_PER_STILE)
                             c["mte2_bytes"] += blocks * 128 * 4                  # E:630-650 scales
-                            c["vector_repeats"] += ROWS_PER_PASS * blocks * _repeats(128, 4)  # E:653-656 Mul
+                            _vector(c, "Mul/4/4", ROWS_PER_PASS * blocks * _repeats(128, 4))  # E:653-656 Mul
                             # E:669-680 SegRowMax: pairwise Max (128 repeats), BlockReduceMax (128),
-                            # BlockReduceMax (16)
-                            c["vector_repeats"] += 2 * ROWS_PER_PASS * BLOCKS_PER_STILE + ROWS_PER_PASS * BLOCKS_PER_STILE // 8
+                            # BlockReduceMax (16), fp32
+                            _vector(c, "Max/4/4", ROWS_PER_PASS * BLOCKS_PER_STILE)
+                            _vector(c, "BlockReduceMax/4", ROWS_PER_PASS * BLOCKS_PER_STILE
+                                    + ROWS_PER_PASS * BLOCKS_PER_STILE // 8)
                         else:
-                            # E:689-697 one WholeReduceMax repeat per (row, block), then a Cast
-                            c["vector_repeats"] += ROWS_PER_PASS * BLOCKS_PER_STILE + _repeats(ROWS_PER_PASS * BLOCKS_PER_STILE, 4)
+                            # E:689-697 one WholeReduceMax repeat per (row, block) on the fp16 scores, then a
+                            # Cast of the maxima to fp32
+                            _vector(c, "WholeReduceMax/2", ROWS_PER_PASS * BLOCKS_PER_STILE)
+                            _vector(c, "Cast/4/2", _repeats(ROWS_PER_PASS * BLOCKS_PER_STILE, 4))
                     else:
-                        c["vector_repeats"] += _repeats(ROWS_PER_PASS * BLOCKS_PER_STILE, 4)  # E:375 fill
-                    c["vector_repeats"] += rows                                    # E:417-424 stage Adds
+                        _vector(c, "Duplicate/4", _repeats(ROWS_PER_PASS * BLOCKS_PER_STILE, 4))  # E:375 fill
+                    _vector(c, "Adds/4/4", rows)                                   # E:417-424 stage Adds
                 if st < n_comp:
                     fl["aiv"] += 1
                     if fl["aiv"] % REVERSE_DEPTH == 0:     # X:121-127 every 7th wait sets the reverse flag

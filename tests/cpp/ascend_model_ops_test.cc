@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -64,7 +65,11 @@ void StoreGm(uint8_t *dst, const uint8_t *src, uint64_t bytes, uint64_t, const c
 bool PadValue(void *, uint64_t, const char *, const Site &) { return false; }
 bool FloatSaturation(const char *, const Site &) { return true; }  // CTRL[48] = 0, the A2/A3 default
 void CountCubeFractalMacs(uint64_t n) { g_macs += n; }
-void CountVectorRepeats(uint64_t n) { g_repeats += n; }
+std::map<std::string, uint64_t> g_vectorOps;  // the repeats per instruction key
+void CountVectorRepeats(uint64_t n, const std::string &op) {
+  g_repeats += n;
+  g_vectorOps[op] += n;
+}
 const GmAllocation *FindGm(const void *p) {
   const uint8_t *b = static_cast<const uint8_t *>(p);
   for (const auto &a : g_gm) {
@@ -657,12 +662,14 @@ static void TestMulMax() {
   for (int i = 0; i < 128; ++i) Host(scale)[i] = 0.5f + static_cast<float>(i) * 0.25f;
   std::vector<float> before(Host(res), Host(res) + rows * 128);
   ascend_model::g_repeats = 0;
+  ascend_model::g_vectorOps.clear();
   Mul(res, res, scale, 64, rows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
   Mul(res[64], res[64], scale[64], 64, rows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
   bool ok = true;
   for (int i = 0; i < rows * 128; ++i) ok = ok && Host(res)[i] == before[i] * Host(scale)[i % 128];
   CHECK(ok);
   CHECK(ascend_model::g_repeats == 2 * rows);
+  CHECK(ascend_model::g_vectorOps.size() == 1 && ascend_model::g_vectorOps["Mul/4/4"] == 2 * rows);
 
   // The kernel's pairwise max: dst contiguous 64-float rows, sources interleaved halves.
   LocalTensor<float> half64 = Local<float>(Space::kUB, TPosition::VECCALC, rows * 64 * 4, "ubHalfMax");
@@ -823,6 +830,7 @@ static void TestCast() {
   LocalTensor<bfloat16_t> b = Local<bfloat16_t>(Space::kUB, TPosition::VECOUT, 512, "ubB");
   for (int i = 0; i < 256; ++i) Host(i8)[i] = static_cast<int8_t>(i - 128);
   ascend_model::g_repeats = 0;
+  ascend_model::g_vectorOps.clear();
   Cast(h, i8, RoundMode::CAST_NONE, 256);
   Cast(f, h, RoundMode::CAST_NONE, 256);
   Cast(b, f, RoundMode::CAST_RINT, 256);
@@ -833,6 +841,9 @@ static void TestCast() {
   }
   CHECK(ok);
   CHECK(ascend_model::g_repeats == 2 + 4 + 4);  // repeats count the wider type: 512, 1024, 1024 bytes
+  // ... and per instruction, keyed by the API and its dst / src element bytes
+  CHECK(ascend_model::g_vectorOps.size() == 3 && ascend_model::g_vectorOps["Cast/2/1"] == 2 &&
+        ascend_model::g_vectorOps["Cast/4/2"] == 4 && ascend_model::g_vectorOps["Cast/2/4"] == 4);
 
   // float -> half rounding agrees with the compiler's IEEE conversion to _Float16 (round to nearest even).
   LocalTensor<float> fs = Local<float>(Space::kUB, TPosition::VECCALC, 4096, "ubFS");

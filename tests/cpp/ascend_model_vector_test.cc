@@ -39,7 +39,7 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
   throw Failure(std::string(api) + ": " + message);
 }
 void CountCubeFractalMacs(uint64_t) {}
-void CountVectorRepeats(uint64_t) {}
+void CountVectorRepeats(uint64_t, const std::string &) {}
 const GmAllocation *FindGm(const void *) { return nullptr; }
 }  // namespace ascend_model
 
