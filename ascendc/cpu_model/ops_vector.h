@@ -74,7 +74,8 @@ inline void Gather(const LocalTensor<T> &dst, const LocalTensor<T> &src, const L
   reads.Report();
   writes.Report();
   for (uint64_t i = 0; i < count; ++i) std::memcpy(d.host + i * e, s.host + at[i], e);
-  CountVectorRepeats((static_cast<uint64_t>(count) * e + kRepeatBytes - 1) / kRepeatBytes, model_vec::VectorOp(api, e));
+  CountVectorRepeats((static_cast<uint64_t>(count) * e + kRepeatBytes - 1) / kRepeatBytes,
+                     model_vec::VectorOp(api, e));
 }
 
 }  // namespace AscendC

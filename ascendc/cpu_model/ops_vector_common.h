@@ -121,7 +121,9 @@ namespace model_vec {
 
 // The key of one instruction in the per-instruction repeat counts: "<API>/<dst element bytes>", and
 // "/<src element bytes>" when a source's width matters (a Cast, a Compare).
-inline std::string VectorOp(const char *api, uint64_t dstBytes) { return std::string(api) + "/" + std::to_string(dstBytes); }
+inline std::string VectorOp(const char *api, uint64_t dstBytes) {
+  return std::string(api) + "/" + std::to_string(dstBytes);
+}
 inline std::string VectorOp(const char *api, uint64_t dstBytes, uint64_t srcBytes) {
   return VectorOp(api, dstBytes) + "/" + std::to_string(srcBytes);
 }
@@ -437,7 +439,8 @@ inline void ElementwiseAt(const char *api, const Site &site, const Operand &dst,
       fn(dst.span.host + dst.Offset(r, lane), sp, r, lane);
     }
   }
-  CountVectorRepeats(plan.repeats, nsrc > 0 ? VectorOp(api, dst.elemBytes, srcs[0].elemBytes) : VectorOp(api, dst.elemBytes));
+  CountVectorRepeats(plan.repeats,
+                     nsrc > 0 ? VectorOp(api, dst.elemBytes, srcs[0].elemBytes) : VectorOp(api, dst.elemBytes));
 }
 template <typename Fn>
 inline void Elementwise(const char *api, const Site &site, const Operand &dst, const Operand *srcs, int nsrc,
