@@ -74,11 +74,9 @@ class ScaleSplit {
     LocalTensor<float> m = mantissaBuf_.Get<float>();
     const int32_t n = static_cast<int32_t>(keys_);
     Unclamped(raw, scale, keys_);
-    PipeBarrier<PIPE_V>();
-    Maxs(p, raw, kMinPower, n);
     Duplicate(diff, 0.0f, n);
     PipeBarrier<PIPE_V>();
-    Mins(p, p, kMaxPower, n);
+    Clamp(p, raw, keys_);
     PipeBarrier<PIPE_V>();
     Sub(raw, raw, p, n);  // 0 where the clamp did nothing, else at least 2^-15 (or inf)
     PipeBarrier<PIPE_V>();
@@ -103,13 +101,18 @@ class ScaleSplit {
     And(dst.ReinterpretCast<uint16_t>(), scale.ReinterpretCast<uint16_t>(), exponentMaskBuf_.Get<uint16_t>(),
         static_cast<int32_t>(2 * n));
   }
+  // dst = src clamped to [kMinPower, kMaxPower] (p from Unclamped's 2^e). The caller orders src's writer
+  // before it and dst's readers after it.
+  __aicore__ inline void Clamp(const LocalTensor<float> &dst, const LocalTensor<float> &src, uint32_t n) {
+    Maxs(dst, src, kMinPower, static_cast<int32_t>(n));
+    PipeBarrier<PIPE_V>();
+    Mins(dst, dst, kMaxPower, static_cast<int32_t>(n));
+  }
   // p: the power of two of s clamped to [kMinPower, kMaxPower].
   __aicore__ inline void Power(const LocalTensor<float> &p, const LocalTensor<float> &scale, uint32_t n) {
     Unclamped(p, scale, n);
     PipeBarrier<PIPE_V>();
-    Maxs(p, p, kMinPower, static_cast<int32_t>(n));
-    PipeBarrier<PIPE_V>();
-    Mins(p, p, kMaxPower, static_cast<int32_t>(n));
+    Clamp(p, p, n);
   }
 
   uint32_t keys_ = 0;

@@ -203,9 +203,10 @@ struct TaskCursor {
 
 // Relative costs for balancing the cores, in units of writing one output element (4 bytes). A
 // computed page reads its keys whatever the rows (KeyPageCost: 128 x D 16-bit values), and per row
-// moves its scores through the workspace and the Vector pass (dequant, mask, max). A task's fixed
+// moves its 128 scores out of L0C through the Fixpipe as fp32 (128 units; the pipe that bounds a
+// prefill core, docs/ascend.md), then through the workspace and the Vector pass. A task's fixed
 // cost: scalar setup, loading the query tile, writing rows.
-constexpr uint64_t kPageCostPerRow = 16;
+constexpr uint64_t kPageCostPerRow = kPageKeys;
 constexpr uint64_t kTaskOverhead = 2048;
 
 MSA_HD uint64_t KeyPageCost(const MsaIndexScoreTilingData &t) {
@@ -302,39 +303,66 @@ MSA_HD Task ClipTask(const MsaIndexScoreTilingData &t, Task task, uint32_t index
   return task;
 }
 
-// The cut positions of one core's share: the first position whose cost prefix reaches `low` begins
-// it, the first that reaches `high` ends it (the last core's share ends after the last task).
+// The shares' boundaries, placed one after another in a single walk over the cut positions (a task's
+// first column, a multiple of kCutCols inside a task, and the end of the last task). Boundary k, where
+// core k's share begins, is aimed at an equal part of the work left after boundary k - 1:
+// target = at(k - 1) + (total - at(k - 1)) / (cores - k + 1). It is the nearer of the two positions
+// around the target (the last below it, the first at or above it), an inside cut counting kTaskOverhead
+// farther (it makes one more piece, which loads the query and hands over again); the earlier on a tie.
+// Aiming at what is left keeps one boundary's rounding out of the next share (docs/ascend.md,
+// "Boundaries aimed at the work left").
 struct ShareCuts {
-  uint64_t low;
-  uint64_t high;
-  bool last;
-  bool begun;
+  uint64_t total;   // cost of all tasks
+  uint32_t cores;
+  uint32_t core;    // the core whose share is wanted
+  uint32_t next;    // the boundary being placed, 1 .. cores - 1
+  uint64_t target;  // the cost prefix it is aimed at
+  bool seen;        // whether a position has been offered
+  uint64_t lastAt, lastPos;  // the last position offered or placed (cost prefix, position)
+  bool lastStart;            // whether it is a task's first column (or the end)
   CoreRange range;
 
-  // Whether a target lies inside (prefix, prefix + cost]: then cut positions inside that work matter.
-  MSA_HD bool Inside(uint64_t prefix, uint64_t cost) const {
-    return (!begun && prefix + cost > low) || (!last && prefix + cost > high);
-  }
-  // Offers position `pos` with cost prefix `at`; true once the share's end is found.
-  MSA_HD bool Offer(uint64_t at, uint64_t pos) {
-    if (!begun && at >= low) {
-      range.begin = pos;
-      begun = true;
+  MSA_HD void Aim(uint64_t at) { target = at + (total - at) / (cores - next + 1); }
+  MSA_HD static uint64_t Penalty(bool start) { return start ? 0 : kTaskOverhead; }
+  // Whether a boundary may fall strictly inside work whose start (cost prefix `prefix`) is offered.
+  MSA_HD bool Inside(uint64_t prefix, uint64_t cost) const { return next < cores && target < prefix + cost; }
+  // Offers position `pos` with cost prefix `at` (in walk order; `start`: a task's first column or the
+  // end); true once the share is known.
+  MSA_HD bool Offer(uint64_t at, uint64_t pos, bool start) {
+    while (next < cores && at >= target) {
+      // The last position is below the target, or is the boundary just placed and meets it.
+      const bool takeLast = seen && (lastAt >= target || target - lastAt + Penalty(lastStart) <=
+                                                             at - target + Penalty(start));
+      if (!takeLast) {
+        lastAt = at;
+        lastPos = pos;
+        lastStart = start;
+        seen = true;
+      }
+      if (next == core) {
+        range.begin = lastPos;
+        if (core + 1 == cores) return true;  // the last share ends after the last task
+      }
+      if (next == core + 1) {
+        range.end = lastPos;
+        return true;
+      }
+      ++next;
+      if (next < cores) Aim(lastAt);
     }
-    if (!last && at >= high) {
-      range.end = pos;
-      return true;
-    }
+    lastAt = at;
+    lastPos = pos;
+    lastStart = start;
+    seen = true;
     return false;
   }
 };
 
-// The share of core `core` out of `cores`: core c starts at the first cut position (a task's first
-// column, or a multiple of kCutCols inside it) whose cost prefix reaches total * c / cores, and ends
-// where core c + 1 starts; the last core ends after the last task. Every core computes its own share
-// from the same lengths, so the shares tile the positions of all tasks. The walk goes a row tile at a
-// time (RowTileCost) and looks at single tasks only inside the row tiles that hold a target, so it
-// costs O(row tiles), the order of the length check (LengthsValid), not O(tasks). Needs LengthsValid.
+// The share of core `core` out of `cores` (ShareCuts' boundaries; the last core's ends after the last
+// task). Every core places the same boundaries from the same lengths, so the shares tile the positions
+// of all tasks. The walk goes a row tile at a time (RowTileCost) and looks at single tasks only inside
+// the row tiles that hold a target, so it costs O(row tiles), the order of the length check
+// (LengthsValid), not O(tasks). Needs LengthsValid.
 template <typename QlenFn, typename KlenFn>
 MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen, uint32_t core,
                            uint32_t cores) {
@@ -349,7 +377,9 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
   }
   const uint64_t allEnd = static_cast<uint64_t>(total) * t.tileCols;
   if (total == 0 || cores == 0 || core >= cores) return CoreRange{allEnd, allEnd};
-  ShareCuts cuts{totalCost * core / cores, totalCost * (core + 1) / cores, core + 1 == cores, false, {allEnd, allEnd}};
+  ShareCuts cuts{totalCost, cores, core, 1, 0, false, 0, 0, true, {core == 0 ? 0 : allEnd, allEnd}};
+  if (cores == 1) return cuts.range;
+  cuts.Aim(0);
   uint64_t prefix = 0;    // cost of the work before the current row tile or task
   uint64_t position = 0;  // position of the current row tile's first task
   for (uint32_t b = 0; b < t.batch; ++b) {
@@ -358,7 +388,7 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
     for (uint32_t rowTile = 0; rowTile < t.headGroups * tokenTiles; ++rowTile) {
       const uint64_t rowCost = TokenTileCost(t, qLen, kvLen, (rowTile % tokenTiles) * t.tokensPerTile);
       if (!cuts.Inside(prefix, rowCost)) {
-        if (cuts.Offer(prefix, position)) return cuts.range;
+        if (cuts.Offer(prefix, position, true)) return cuts.range;
         prefix += rowCost;
         position += static_cast<uint64_t>(t.colTiles) * t.tileCols;
         continue;
@@ -366,15 +396,16 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
       for (uint32_t colTile = 0; colTile < t.colTiles; ++colTile, position += t.tileCols) {
         const Task task = MakeTask(t, b, static_cast<uint32_t>(qLen), rowTile * t.colTiles + colTile);
         const uint64_t cost = TaskCost(t, task, qLen, kvLen);
+        if (cuts.Offer(prefix, position, true)) return cuts.range;
         const uint32_t step = cuts.Inside(prefix, cost) ? kCutCols : task.cols;
-        for (uint32_t c = 0; c < task.cols; c += step) {
-          const uint64_t at = prefix + (c == 0 ? 0 : LeadingColsCost(t, task, qLen, kvLen, c));
-          if (cuts.Offer(at, position + c)) return cuts.range;
+        for (uint32_t c = step; c < task.cols; c += step) {
+          if (cuts.Offer(prefix + LeadingColsCost(t, task, qLen, kvLen, c), position + c, false)) return cuts.range;
         }
         prefix += cost;
       }
     }
   }
+  cuts.Offer(prefix, allEnd, true);
   return cuts.range;
 }
 

@@ -210,12 +210,17 @@ void TestLengthRulesAgree() {
 
 // --- decomposition --------------------------------------------------------------------------------
 
-// CoreShare's definition, walked one task and one cut position at a time: the share of a core begins
-// at the first position whose cost prefix reaches total * core / cores.
+// CoreShare's definition, on the list of every cut position (each task's first column, every multiple
+// of kCutCols inside it, the end of the last task) with its cost prefix: boundary k is aimed at
+// target = at(k - 1) + (total - at(k - 1)) / (cores - k + 1); of the last position at or after boundary
+// k - 1 below the target and the first at or above it, the nearer, an inside cut counting kTaskOverhead
+// farther, the earlier on a tie. Core k's share runs from boundary k to boundary k + 1 (the last core's
+// to the end).
 CoreRange ReferenceShare(const Call &c, const MsaIndexScoreTilingData &t, uint32_t core, uint32_t cores) {
   auto qlenFn = [&c](uint32_t i) { return static_cast<int64_t>(c.qlen[i]); };
   struct Cut {
     uint64_t pos, prefix;
+    bool start;  // a task's first column, or the end
   };
   std::vector<Cut> cutsAt;
   uint32_t total = 0;
@@ -229,19 +234,29 @@ CoreRange ReferenceShare(const Call &c, const MsaIndexScoreTilingData &t, uint32
     const int64_t kvLen = RequestKvLen(t, Lengths{&c.klen}, task.request);
     for (uint32_t col = 0; col < task.cols; col += kCutCols) {
       cutsAt.push_back({static_cast<uint64_t>(i) * t.tileCols + col,
-                        prefix + (col == 0 ? 0 : LeadingColsCost(t, task, qLen, kvLen, col))});
+                        prefix + (col == 0 ? 0 : LeadingColsCost(t, task, qLen, kvLen, col)), col == 0});
     }
     prefix += TaskCost(t, task, qLen, kvLen);
   }
   const uint64_t end = static_cast<uint64_t>(total) * t.tileCols;
-  auto firstReaching = [&](uint64_t target) {
+  if (total == 0) return CoreRange{end, end};
+  cutsAt.push_back({end, prefix, true});
+  std::vector<Cut> boundary{{0, 0, true}};
+  for (uint32_t k = 1; k < cores; ++k) {
+    const uint64_t from = boundary.back().prefix;
+    const uint64_t target = from + (prefix - from) / (cores - k + 1);
+    const Cut *below = nullptr, *above = nullptr;
     for (const Cut &cut : cutsAt) {
-      if (cut.prefix >= target) return cut.pos;
+      if (cut.prefix < from) continue;
+      if (cut.prefix < target) below = &cut;
+      if (cut.prefix >= target && above == nullptr) above = &cut;
     }
-    return end;
-  };
-  CoreRange r{firstReaching(prefix * core / cores), core + 1 == cores ? end : firstReaching(prefix * (core + 1) / cores)};
-  return total == 0 ? CoreRange{end, end} : r;
+    CHECK(above != nullptr);
+    const uint64_t belowDistance = below ? target - below->prefix + (below->start ? 0 : kTaskOverhead) : ~0ull;
+    const uint64_t aboveDistance = above->prefix - target + (above->start ? 0 : kTaskOverhead);
+    boundary.push_back(below != nullptr && belowDistance <= aboveDistance ? *below : *above);
+  }
+  return CoreRange{boundary[core].pos, core + 1 == cores ? end : boundary[core + 1].pos};
 }
 
 // Every output element [h, t, column] is written by exactly one task, tasks stay inside one request
@@ -533,6 +548,17 @@ void TestTileColsAndStages() {
   CHECK(Plan(prefill, &plan).ok());
   CHECK_EQ(plan.data.tileCols, kTileCols);
   CHECK_EQ(plan.blockDim, 24);
+  // Prefill 4096 is 2112 pages of 128 rows, 88 a core; every page's scores leave L0C through the
+  // Fixpipe, the pipe that bounds a prefill core. Boundaries aimed at the work left, to the nearer cut,
+  // keep the busiest core within half a cut step of the average (the first cut past fixed targets left
+  // it at 94).
+  uint64_t prefillPages = 0, busiestPrefill = 0;
+  for (const CoreLoad &l : CoreLoads(prefill, plan)) {
+    prefillPages += l.pages;
+    busiestPrefill = std::max(busiestPrefill, l.pages);
+  }
+  CHECK_EQ(prefillPages, 2112u);
+  CHECK(busiestPrefill <= 2112 / 24 + kCutCols / 2);
 
   for (uint32_t rows = 1; rows <= kCubeRows; ++rows) {
     CHECK(StagePages(rows) >= 1);
