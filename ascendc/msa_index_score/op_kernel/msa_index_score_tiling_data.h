@@ -358,11 +358,71 @@ struct ShareCuts {
   }
 };
 
+// The cut positions of one row tile in closed form, the values TaskCost and LeadingColsCost give its
+// tasks: column tile j starts at cost prefix Start(j) (Start(colTiles): the row tile's end), its inside
+// cut at column c (a multiple of kCutCols) lies at Cut(j, c). Every column tile before the last is
+// tileCols wide, and the row tile's computed columns are a prefix of `computed` columns.
+struct RowTileCuts {
+  uint64_t prefix;    // cost of the work before the row tile
+  uint64_t rows;      // its Cube rows
+  uint64_t pageCost;  // cost of one computed column: KeyPageCost + rows * kPageCostPerRow
+  uint32_t computed;  // min(blocks its last token sees, W)
+  uint32_t width, tileCols, colTiles;
+
+  MSA_HD static uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+  MSA_HD uint64_t Start(uint32_t j) const {
+    const uint64_t cols = Min(width, static_cast<uint64_t>(j) * tileCols);
+    return prefix + j * kTaskOverhead + pageCost * Min(computed, cols) + rows * cols;
+  }
+  MSA_HD uint32_t Cols(uint32_t j) const { return static_cast<uint32_t>(Min(tileCols, width - j * tileCols)); }
+  MSA_HD uint64_t Cut(uint32_t j, uint32_t c) const {
+    const uint32_t first = j * tileCols;
+    return Start(j) + kTaskOverhead + pageCost * Min(c, computed > first ? computed - first : 0) + rows * c;
+  }
+};
+
+// Offers `cuts` the two cut positions of row tile `row` (its first position `position`) around each
+// target that lies inside it, in order: the last below the target and the first at or above it (the row
+// tile's end is offered by the walk as the next one's start). A binary search over the column tiles and
+// a look at one tile's inside cuts find them, so a boundary costs O(log colTiles) whatever the tasks.
+// True once the share is known.
+MSA_HD bool OfferInside(ShareCuts &cuts, const RowTileCuts &row, uint64_t position) {
+  while (cuts.Inside(row.prefix, row.Start(row.colTiles) - row.prefix)) {
+    uint32_t lo = 0, hi = row.colTiles - 1;  // the last column tile starting below the target
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (row.Start(mid) < cuts.target) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    uint32_t below = 0;  // its last position below the target: 0 (its start) or an inside cut
+    uint32_t above = row.Cols(lo);
+    for (uint32_t c = kCutCols; c < row.Cols(lo); c += kCutCols) {
+      if (row.Cut(lo, c) >= cuts.target) {
+        above = c;
+        break;
+      }
+      below = c;
+    }
+    const uint64_t belowPos = position + static_cast<uint64_t>(lo) * row.tileCols + below;
+    if (!cuts.seen || belowPos > cuts.lastPos) {
+      if (cuts.Offer(below == 0 ? row.Start(lo) : row.Cut(lo, below), belowPos, below == 0)) return true;
+    }
+    if (above == row.Cols(lo) && lo + 1 == row.colTiles) return false;  // the row tile's end
+    const uint64_t aboveAt = above == row.Cols(lo) ? row.Start(lo + 1) : row.Cut(lo, above);
+    const uint64_t abovePos = position + static_cast<uint64_t>(lo) * row.tileCols + above;
+    if (cuts.Offer(aboveAt, abovePos, above == row.Cols(lo))) return true;
+  }
+  return false;
+}
+
 // The share of core `core` out of `cores` (ShareCuts' boundaries; the last core's ends after the last
 // task). Every core places the same boundaries from the same lengths, so the shares tile the positions
-// of all tasks. The walk goes a row tile at a time (RowTileCost) and looks at single tasks only inside
-// the row tiles that hold a target, so it costs O(row tiles), the order of the length check
-// (LengthsValid), not O(tasks). Needs LengthsValid.
+// of all tasks. The walk goes a row tile at a time (RowTileCost) and finds the cuts around a target in
+// closed form (OfferInside), so it costs O(row tiles + cores log colTiles), the order of the length
+// check (LengthsValid), not O(tasks). Needs LengthsValid.
 template <typename QlenFn, typename KlenFn>
 MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen, const KlenFn &klen, uint32_t core,
                            uint32_t cores) {
@@ -380,29 +440,27 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
   ShareCuts cuts{totalCost, cores, core, 1, 0, false, 0, 0, true, {core == 0 ? 0 : allEnd, allEnd}};
   if (cores == 1) return cuts.range;
   cuts.Aim(0);
-  uint64_t prefix = 0;    // cost of the work before the current row tile or task
+  uint64_t prefix = 0;    // cost of the work before the current row tile
   uint64_t position = 0;  // position of the current row tile's first task
   for (uint32_t b = 0; b < t.batch; ++b) {
     const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
     const uint32_t tokenTiles = CeilDivU(static_cast<uint32_t>(qLen), t.tokensPerTile);
     for (uint32_t rowTile = 0; rowTile < t.headGroups * tokenTiles; ++rowTile) {
-      const uint64_t rowCost = TokenTileCost(t, qLen, kvLen, (rowTile % tokenTiles) * t.tokensPerTile);
-      if (!cuts.Inside(prefix, rowCost)) {
-        if (cuts.Offer(prefix, position, true)) return cuts.range;
-        prefix += rowCost;
-        position += static_cast<uint64_t>(t.colTiles) * t.tileCols;
-        continue;
+      const uint32_t tokenBegin = (rowTile % tokenTiles) * t.tokensPerTile;
+      const uint64_t rowCost = TokenTileCost(t, qLen, kvLen, tokenBegin);
+      if (cuts.Offer(prefix, position, true)) return cuts.range;
+      if (cuts.Inside(prefix, rowCost)) {
+        const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? static_cast<uint32_t>(qLen - tokenBegin)
+                                                                     : t.tokensPerTile;
+        const int64_t visible = VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1);
+        const uint64_t rows = static_cast<uint64_t>(tokens) * t.foldHeads;
+        const RowTileCuts row{prefix, rows, KeyPageCost(t) + rows * kPageCostPerRow,
+                              visible < static_cast<int64_t>(t.outWidth) ? static_cast<uint32_t>(visible) : t.outWidth,
+                              t.outWidth, t.tileCols, t.colTiles};
+        if (OfferInside(cuts, row, position)) return cuts.range;
       }
-      for (uint32_t colTile = 0; colTile < t.colTiles; ++colTile, position += t.tileCols) {
-        const Task task = MakeTask(t, b, static_cast<uint32_t>(qLen), rowTile * t.colTiles + colTile);
-        const uint64_t cost = TaskCost(t, task, qLen, kvLen);
-        if (cuts.Offer(prefix, position, true)) return cuts.range;
-        const uint32_t step = cuts.Inside(prefix, cost) ? kCutCols : task.cols;
-        for (uint32_t c = step; c < task.cols; c += step) {
-          if (cuts.Offer(prefix + LeadingColsCost(t, task, qLen, kvLen, c), position + c, false)) return cuts.range;
-        }
-        prefix += cost;
-      }
+      prefix += rowCost;
+      position += static_cast<uint64_t>(t.colTiles) * t.tileCols;
     }
   }
   cuts.Offer(prefix, allEnd, true);
