@@ -232,18 +232,44 @@ MSA_HD int64_t RequestKvLen(const MsaIndexScoreTilingData &t, const LenFn &klen,
   return t.layout == kLayoutTND ? klen(b + 1) - klen(b) : klen(b);
 }
 
-// The summed TaskCost of the column tiles of a row tile whose last token sees `visible` blocks: the
-// tiles partition the width, so their computed columns add up to min(visible, W).
-MSA_HD uint64_t RowTileCost(const MsaIndexScoreTilingData &t, uint32_t tokens, int64_t visible) {
-  const uint64_t rows = static_cast<uint64_t>(tokens) * t.foldHeads;
-  const uint64_t computed = visible < static_cast<int64_t>(t.outWidth) ? static_cast<uint64_t>(visible) : t.outWidth;
-  return t.colTiles * kTaskOverhead + computed * (KeyPageCost(t) + rows * kPageCostPerRow) + rows * t.outWidth;
-}
+// The cost prefixes of one row tile (a head group's token tile: all its column tiles) in closed form,
+// the values TaskCost and LeadingColsCost give its tasks: column tile j starts at Start(j), its inside
+// cut at column c (a multiple of kCutCols) lies at Cut(j, c), and the row tile ends at End(). Every
+// column tile before the last is tileCols wide, and the computed columns are a prefix of `computed`.
+struct RowTileCuts {
+  uint64_t prefix;    // cost of the work before the row tile
+  uint64_t rows;      // its Cube rows
+  uint64_t pageCost;  // cost of one computed column: KeyPageCost + rows * kPageCostPerRow
+  uint32_t computed;  // min(blocks its last token sees, W)
+  uint32_t width, tileCols, colTiles;
 
-// RowTileCost of the token tile starting at `tokenBegin` of a request (qLen tokens, kvLen keys).
+  // The token tile starting at `tokenBegin` of a request (qLen tokens, kvLen keys), after `prefix`.
+  MSA_HD static RowTileCuts Of(const MsaIndexScoreTilingData &t, int64_t qLen, int64_t kvLen, uint32_t tokenBegin,
+                               uint64_t prefix) {
+    const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? static_cast<uint32_t>(qLen - tokenBegin)
+                                                                 : t.tokensPerTile;
+    const int64_t visible = VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1);
+    const uint64_t rows = static_cast<uint64_t>(tokens) * t.foldHeads;
+    return RowTileCuts{prefix, rows, KeyPageCost(t) + rows * kPageCostPerRow,
+                       visible < static_cast<int64_t>(t.outWidth) ? static_cast<uint32_t>(visible) : t.outWidth,
+                       t.outWidth, t.tileCols, t.colTiles};
+  }
+  MSA_HD static uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
+  MSA_HD uint64_t Start(uint32_t j) const {
+    const uint64_t cols = Min(width, static_cast<uint64_t>(j) * tileCols);
+    return prefix + j * kTaskOverhead + pageCost * Min(computed, cols) + rows * cols;
+  }
+  MSA_HD uint64_t End() const { return Start(colTiles); }
+  MSA_HD uint32_t Cols(uint32_t j) const { return static_cast<uint32_t>(Min(tileCols, width - j * tileCols)); }
+  MSA_HD uint64_t Cut(uint32_t j, uint32_t c) const {
+    const uint32_t first = j * tileCols;
+    return Start(j) + kTaskOverhead + pageCost * Min(c, computed > first ? computed - first : 0) + rows * c;
+  }
+};
+
+// The summed TaskCost of the token tile starting at `tokenBegin` of a request (qLen tokens, kvLen keys).
 MSA_HD uint64_t TokenTileCost(const MsaIndexScoreTilingData &t, int64_t qLen, int64_t kvLen, uint32_t tokenBegin) {
-  const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? static_cast<uint32_t>(qLen - tokenBegin) : t.tokensPerTile;
-  return RowTileCost(t, tokens, VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1));
+  return RowTileCuts::Of(t, qLen, kvLen, tokenBegin, 0).End();
 }
 
 // The value rules of SPEC §5 on the lengths that the task walk and the key addressing rely on (on
@@ -358,36 +384,13 @@ struct ShareCuts {
   }
 };
 
-// The cut positions of one row tile in closed form, the values TaskCost and LeadingColsCost give its
-// tasks: column tile j starts at cost prefix Start(j) (Start(colTiles): the row tile's end), its inside
-// cut at column c (a multiple of kCutCols) lies at Cut(j, c). Every column tile before the last is
-// tileCols wide, and the row tile's computed columns are a prefix of `computed` columns.
-struct RowTileCuts {
-  uint64_t prefix;    // cost of the work before the row tile
-  uint64_t rows;      // its Cube rows
-  uint64_t pageCost;  // cost of one computed column: KeyPageCost + rows * kPageCostPerRow
-  uint32_t computed;  // min(blocks its last token sees, W)
-  uint32_t width, tileCols, colTiles;
-
-  MSA_HD static uint64_t Min(uint64_t a, uint64_t b) { return a < b ? a : b; }
-  MSA_HD uint64_t Start(uint32_t j) const {
-    const uint64_t cols = Min(width, static_cast<uint64_t>(j) * tileCols);
-    return prefix + j * kTaskOverhead + pageCost * Min(computed, cols) + rows * cols;
-  }
-  MSA_HD uint32_t Cols(uint32_t j) const { return static_cast<uint32_t>(Min(tileCols, width - j * tileCols)); }
-  MSA_HD uint64_t Cut(uint32_t j, uint32_t c) const {
-    const uint32_t first = j * tileCols;
-    return Start(j) + kTaskOverhead + pageCost * Min(c, computed > first ? computed - first : 0) + rows * c;
-  }
-};
-
 // Offers `cuts` the two cut positions of row tile `row` (its first position `position`) around each
 // target that lies inside it, in order: the last below the target and the first at or above it (the row
 // tile's end is offered by the walk as the next one's start). A binary search over the column tiles and
 // a look at one tile's inside cuts find them, so a boundary costs O(log colTiles) whatever the tasks.
 // True once the share is known.
 MSA_HD bool OfferInside(ShareCuts &cuts, const RowTileCuts &row, uint64_t position) {
-  while (cuts.Inside(row.prefix, row.Start(row.colTiles) - row.prefix)) {
+  while (cuts.Inside(row.prefix, row.End() - row.prefix)) {
     uint32_t lo = 0, hi = row.colTiles - 1;  // the last column tile starting below the target
     while (lo < hi) {
       const uint32_t mid = (lo + hi + 1) / 2;
@@ -420,7 +423,7 @@ MSA_HD bool OfferInside(ShareCuts &cuts, const RowTileCuts &row, uint64_t positi
 
 // The share of core `core` out of `cores` (ShareCuts' boundaries; the last core's ends after the last
 // task). Every core places the same boundaries from the same lengths, so the shares tile the positions
-// of all tasks. The walk goes a row tile at a time (RowTileCost) and finds the cuts around a target in
+// of all tasks. The walk goes a row tile at a time (RowTileCuts::End) and finds the cuts around a target in
 // closed form (OfferInside), so it costs O(row tiles + cores log colTiles), the order of the length
 // check (LengthsValid), not O(tasks). Needs LengthsValid.
 template <typename QlenFn, typename KlenFn>
@@ -446,20 +449,9 @@ MSA_HD CoreRange CoreShare(const MsaIndexScoreTilingData &t, const QlenFn &qlen,
     const int64_t qLen = qlen(b + 1) - qlen(b), kvLen = RequestKvLen(t, klen, b);
     const uint32_t tokenTiles = CeilDivU(static_cast<uint32_t>(qLen), t.tokensPerTile);
     for (uint32_t rowTile = 0; rowTile < t.headGroups * tokenTiles; ++rowTile) {
-      const uint32_t tokenBegin = (rowTile % tokenTiles) * t.tokensPerTile;
-      const uint64_t rowCost = TokenTileCost(t, qLen, kvLen, tokenBegin);
-      if (cuts.Offer(prefix, position, true)) return cuts.range;
-      if (cuts.Inside(prefix, rowCost)) {
-        const uint32_t tokens = qLen - tokenBegin < t.tokensPerTile ? static_cast<uint32_t>(qLen - tokenBegin)
-                                                                     : t.tokensPerTile;
-        const int64_t visible = VisibleBlocks(t.sparseMode, qLen, kvLen, tokenBegin + tokens - 1);
-        const uint64_t rows = static_cast<uint64_t>(tokens) * t.foldHeads;
-        const RowTileCuts row{prefix, rows, KeyPageCost(t) + rows * kPageCostPerRow,
-                              visible < static_cast<int64_t>(t.outWidth) ? static_cast<uint32_t>(visible) : t.outWidth,
-                              t.outWidth, t.tileCols, t.colTiles};
-        if (OfferInside(cuts, row, position)) return cuts.range;
-      }
-      prefix += rowCost;
+      const RowTileCuts row = RowTileCuts::Of(t, qLen, kvLen, (rowTile % tokenTiles) * t.tokensPerTile, prefix);
+      if (cuts.Offer(prefix, position, true) || OfferInside(cuts, row, position)) return cuts.range;
+      prefix = row.End();
       position += static_cast<uint64_t>(t.colTiles) * t.tileCols;
     }
   }
