@@ -72,6 +72,22 @@ def test_one_page_on_one_core():
     assert est.high == pytest.approx(5e-6 + mte2_slow + math.ceil(3 / 2) * 0.5e-6)
 
 
+def test_fixpipe_bytes_bracket():
+    """The Fixpipe's rate is charged on the bytes it writes to GM at the fast end and on the fp32 bytes it reads
+    from L0C at the slow end (no source says which, when it narrows fp32 to fp16): 1 MiB of fp32 scores out of
+    L0C, written as 512 KiB of fp16, and nothing else."""
+    n = 1 << 20
+    rate = 70 * 2**30
+    est = ac.estimate([zero(fix_bytes=n, fix_gm_bytes=n // 2)], "A3", compulsory_bytes=0, ring_depth=1)
+    assert est.bound_low == est.bound_high == "FIX"
+    assert est.low == pytest.approx(1e-6 + (n // 2) / rate)    # 6.98 us + launch
+    assert est.high == pytest.approx(5e-6 + n / rate)          # 13.95 us + launch
+    # written as fp32 (no narrower count): both ends the same bytes
+    same = ac.estimate([zero(fix_bytes=n)], "A3", compulsory_bytes=0, ring_depth=1)
+    assert same.low == pytest.approx(1e-6 + n / rate) and same.high == pytest.approx(5e-6 + n / rate)
+    assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["fix_per_core"]
+
+
 def test_vector_repeats_priced_per_instruction():
     """Counts that name their instructions are priced by each one's slope (pto-isa's profile): 640 repeats
     of an fp32 Mul are [2.0, 2.14] cycles each, 64 of WholeReduceMax 7, and an instruction the profile lacks

@@ -17,6 +17,8 @@ and vector repeats (one 256-byte instruction step), plus the CrossCoreSetFlag ca
            whole bracket (vector_cycles_per_repeat).
     per call   t_call = launch + max(max over cores of t_core, GM bytes / HBM or L2 floor)
 
+    FIX:              fast end the bytes the Fixpipe writes to GM, slow end the bytes it reads from L0C
+                      (fix_bytes below: no source says which the rate applies to when it narrows fp32).
     serial_handovers: fast end min(sets, 2) (the ring is filled once and drained once), slow end
                       ceil(sets / ring_depth) (every wrap of the ring costs one flag latency).
     HBM floor:        fast end: the call's compulsory bytes (inputs read once, output written once)
@@ -176,7 +178,9 @@ RATE_SOURCES = {
                      "512 / 256); 950: ini 256 / 256",
     "mte3_per_core": "ini ub_to_l2_rate=64, ub_to_ddr_rate=64 (A3); 950 [VectorCoreMemoryRates] "
                      "ub_to_l2_rate=42, ub_to_ddr_rate=40",
-    "fix_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L0C_TO_GM = 70 GiB/s (no 950 value published)",
+    "fix_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L0C_TO_GM = 70 GiB/s (no 950 value published); "
+                    "which bytes it applies to when the Fixpipe narrows fp32 to fp16: NO PUBLIC SOURCE, bracket: "
+                    "fast end the bytes written to GM, slow end the bytes read from L0C (fix_bytes)",
     "hbm": "A2/A3: derived, cube_core_cnt x ddr_rate x cube_freq of the ini (24 x 32 B x 1.85 GHz = 1.42 TB/s; "
            "A2 slow end with its 20 cores); 950: 1.6 TB/s (950PR, HiBL 1.0) to 4 TB/s (950DT, HiZQ 2.0), "
            "https://cloudnews.tech/huawei-shows-muscle-with-its-ai-chip-roadmap-own-hbm-memory-1-pflops-in-"
@@ -211,6 +215,16 @@ def _vector_cycles(c, chip, g):
     return sum(n * g(vector_cycles_per_repeat(op, chip)) for op, n in ops.items())
 
 
+def fix_bytes(c, end):
+    """The bytes the Fixpipe is charged for at one end. Its rate (pto-isa's L0C_TO_GM) is a byte rate, and
+    pto-isa's transfer formula multiplies elements by one type's size, while the Fixpipe reads fp32 from L0C
+    and may write a narrower type to GM: no source says which side's bytes the rate applies to. So the fast
+    end charges the bytes written to GM (`fix_gm_bytes`; where none are counted, as for a Fixpipe into L1, the
+    bytes read), the slow end the bytes read from L0C."""
+    read = c.get("fix_bytes", 0)
+    return c.get("fix_gm_bytes", 0) or read if end == "fast" else read
+
+
 def _core_time(c, chip, end, ring_depth):
     """(seconds, binding pipe) of one core's counters at one end ('fast' or 'slow') of the brackets."""
     g = lambda b: getattr(b, end)  # noqa: E731
@@ -219,7 +233,7 @@ def _core_time(c, chip, end, ring_depth):
         "MTE2": c.get("mte2_bytes", 0) / g(chip.mte2_per_core),
         "MTE1": c.get("mte1_bytes", 0) / g(chip.mte1_per_core),
         "MTE3": c.get("mte3_bytes", 0) / g(chip.mte3_per_core),
-        "FIX": c.get("fix_bytes", 0) / g(chip.fix_per_core),
+        "FIX": fix_bytes(c, end) / g(chip.fix_per_core),
         "Cube": c.get("cube_fractal_macs", 0) * FRACTAL_MACS / (chip.cube_macs_per_cycle_fp16 * f),
         # the core's two Vector units share its repeats (both kernels split the rows between them)
         "Vector": _vector_cycles(c, chip, g) / (2 * f),
