@@ -97,20 +97,7 @@ def _int8_inputs(dtype, layout="BBND", classes=SCALE_CLASSES, query_scale=1.0, s
     case = cases.Case("int8-scale-classes", 8, 128, len(classes), (24, 9), (1100, 700), dtype=dtype,
                       layout=layout, int8_key=True, local_blocks=0, query_scale=query_scale)
     inputs = cases.build_inputs(case, seed=seed)
-    rng = np.random.default_rng(seed + 1)
-    scale = inputs.values["scale"].copy()
-    for page, (label, e) in enumerate(classes):
-        shape = scale[page].shape
-        if label == "zero":
-            value = np.zeros(shape)
-        elif label == "subnormal":
-            value = rng.uniform(1e-44, 1e-39, shape)
-        else:
-            value = rng.uniform(1.0, 2.0, shape) * 2.0 ** e
-        scale[page] = value * rng.choice([-1.0, 1.0], shape)
-    scale = scale.astype(np.float32).astype(np.float64)
-    inputs.values["scale"] = scale
-    inputs.tensors["scale"] = dtypes.to_tensor(scale, "float32")
+    cases.set_scale_classes(inputs, classes, seed + 1)
     return case, inputs
 
 

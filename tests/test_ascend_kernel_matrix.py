@@ -105,8 +105,10 @@ def test_tasks_cut_between_cores(case):
     # More cores than tasks, and every one of them multiplied keys: tasks were cut between cores.
     assert run.cores > 128 // 16
     assert all(c["cube_fractal_macs"] > 0 for c in run.counters)
-    # Each of the 128 pages was multiplied once: 4 rows (one 16-row band) x 128 keys x D 128 per page.
-    assert sum(c["cube_fractal_macs"] for c in run.counters) == 128 * 8 * 8
+    # Each of the 128 pages was multiplied once: 4 rows (one 16-row band) x 128 keys x D 128 per page, in
+    # 16x16x16 fractals; int8 keys: the 4 rows' 16 digit rows (one band) in int8's 16x32x16 fractals.
+    per_page = 8 * 4 if case.int8_key else 8 * 8
+    assert sum(c["cube_fractal_macs"] for c in run.counters) == 128 * per_page
 
 
 def test_ascend_kernel_uses_several_cores_and_both_vector_cores():

@@ -35,6 +35,8 @@ class Case:
     scale_order: str = "BNB"         # paged int8 scale built as [NP, N2, P] ("BNB") or [NP, P, N2] ("BBN")
     scale_layout: str = "auto"       # the Cell attribute
     query_scale: float = 1.0         # the query's standard deviation (large: scores beyond fp16's range)
+    query_outlier: float = 1.0       # element 0 of every query row times this (2^-30: rows the Ascend
+                                     # kernel's int8 query digits cannot hold)
 
     def attrs(self):
         return dict(layout_key=self.layout, sparse_mode=self.sparse_mode, init_blocks=self.init_blocks,
@@ -116,6 +118,16 @@ EXTENSION_CASES = [
     _c("X-bf16-scores-overflow", 8, 128, 16, (4, 2), (1024, 260), (7, 2), dtype="bfloat16", query_scale=2.0 ** 20),
     # int8 keys: the Cube's scores q . (k p), p the power of two of each scale, beyond fp16's range.
     _c("X-bf16-int8-scores-overflow", **UNALIGNED, dtype="bfloat16", int8_key=True, query_scale=2.0 ** 16),
+    # int8-key decode (at most 4 query rows per task): the Ascend kernel's Cube takes the keys as they are and
+    # the query as int8 digits (M3's 4 heads on one key head; GQA; one head per key head; a query the digits
+    # cannot hold, recomputed in fp32; D 48, not a multiple of int8's fractal width, staged as before).
+    _c("X-int8-decode-m3", 4, 128, 16, (1,) * 4, (700, 129, 1, 300), dtype="bfloat16", int8_key=True),
+    _c("X-int8-decode-m3-fp16-tnd", 4, 128, 0, (1,) * 3, (900, 128, 5), layout="TND", int8_key=True),
+    _c("X-int8-decode-gqa-n2-2-bnbd", 4, 64, 12, (1, 1), (700, 40), kv_heads=2, layout="BNBD", int8_key=True),
+    _c("X-int8-decode-mha-n2-2", 2, 128, 8, (1, 1), (300, 129), kv_heads=2, dtype="bfloat16", int8_key=True),
+    _c("X-int8-decode-digits-inexact", 4, 128, 16, (1,) * 4, (700, 129, 1, 300), dtype="bfloat16", int8_key=True,
+       query_outlier=2.0 ** -30),
+    _c("X-int8-decode-head-dim-48", 4, 48, 8, (1, 1), (300, 129), int8_key=True),
     _c("X-fill-value", **UNALIGNED, fill_value=-1e4),
     _c("X-fill-value-zero-tnd", **UNALIGNED, fill_value=0.0, layout="TND"),
     _c("X-fp32", **UNALIGNED, dtype="float32"),
@@ -188,7 +200,9 @@ def build_inputs(case, seed=0):
     start = case.start_loc if case.start_loc is not None else tuple(max(n - 1, 0) for n in blocks_needed)
     key_dtype = "int8" if case.int8_key else case.dtype
 
-    query = dtypes.round_to(rng.standard_normal((T1, N1, D)) * case.query_scale, case.dtype)
+    query = rng.standard_normal((T1, N1, D)) * case.query_scale
+    query[..., 0] *= case.query_outlier
+    query = dtypes.round_to(query, case.dtype)
 
     def key_values(shape):
         if case.int8_key:
@@ -252,6 +266,26 @@ def build_wide_inputs(case, seed=0):
         inputs.values[name] = value if dtype == "int8" else dtypes.round_to(value, dtype)
         inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
     return inputs
+
+
+def set_scale_classes(inputs, classes, seed):
+    """The int8 scales of physical page j (first axis) drawn from class classes[j % len(classes)]: (label,
+    exponent e) gives random mantissas in [1, 2) times 2**e; label "zero" gives 0, "subnormal" float32
+    subnormals (e None for both); random signs; rounded to float32."""
+    rng = np.random.default_rng(seed)
+    scale = inputs.values["scale"].copy()
+    for page in range(scale.shape[0]):
+        label, e = classes[page % len(classes)]
+        shape = scale[page].shape
+        if label == "zero":
+            value = np.zeros(shape)
+        elif label == "subnormal":
+            value = rng.uniform(1e-44, 1e-39, shape)
+        else:
+            value = rng.uniform(1.0, 2.0, shape) * 2.0 ** e
+        scale[page] = value * rng.choice([-1.0, 1.0], shape)
+    inputs.values["scale"] = scale.astype(np.float32).astype(np.float64)
+    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
 
 
 CALL_ORDER = ("query", "key", "start_loc", "block_table", "scale", "atten_mask", "actual_seq_qlen",

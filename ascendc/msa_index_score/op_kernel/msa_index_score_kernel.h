@@ -16,7 +16,10 @@
 //
 //   Vector each of the two takes half of the task's rows (at most kVecRows, for every N1): int8 keys
 //          are widened to the query type ahead of the Cube, times the power of two of their scale
-//          (ScaleSplit); per page it widens fp16 scores to fp32, dequantises (the rest of each key's
+//          (ScaleSplit), except in a digit task (int8-key decode, at most 4 rows: DigitTask), where
+//          they write the query rows as int8 digits, the Cube multiplies the int8 keys as they are
+//          into int32 dots, and the Vector cores add those back in fp32 (msa_index_score_query_digits.h);
+//          per page it widens fp16 scores to fp32, dequantises (the rest of each key's
 //          scale, m), masks the causal tail of each row and takes the row maxima
 //          in fp32 (the next page's copy into UB overlaps this); pages with a score fp16 could not
 //          hold are recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
@@ -39,6 +42,7 @@
 #define MSA_INDEX_SCORE_KERNEL_H
 
 #include "kernel_operator.h"
+#include "msa_index_score_query_digits.h"
 #include "msa_index_score_scale_split.h"
 #include "msa_index_score_score_range.h"
 #include "msa_index_score_tiling_data.h"
@@ -121,7 +125,9 @@ class MsaIndexScoreKernel {
     // Per-core workspace: the ring's stages (scores) then the widened int8 keys (query type).
     __gm__ uint8_t *base = reinterpret_cast<__gm__ uint8_t *>(workspace) + core_ * t_->workspacePerCore;
     stageGm_.SetGlobalBuffer(reinterpret_cast<__gm__ ST *>(base));
+    stageDotsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(base));
     stagedKeyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(base + kRingStages * t_->stageBytes));
+    digitsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(base + kRingStages * t_->stageBytes));
 
     if ASCEND_IS_AIC {
       pipe_->InitBuffer(queryL1_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
@@ -162,6 +168,8 @@ class MsaIndexScoreKernel {
         pipe_->InitBuffer(int8InQue_, 1, elems * sizeof(int8_t));
         pipe_->InitBuffer(stagedOutQue_, 1, elems * sizeof(QT));
         split_.Init(pipe_, kPageKeys, kStageRows);
+        evDigitsRead_ = pipe_->AllocEventID<HardEvent::V_S>();
+        evDigitsReadDone_ = pipe_->AllocEventID<HardEvent::S_V>();
       }
       PrepareGatherOffsets();
     }
@@ -194,7 +202,13 @@ class MsaIndexScoreKernel {
     for (uint32_t i = first; i <= last; ++i, cursor.Next()) {
       const Task task = ClipTask(*t_, cursor.Get(), i, share);  // the first and last may be pieces
       if constexpr (kCube) {
-        CubeTask(task);
+        if constexpr (kInt8Key) {
+          if (DigitTask(task)) {
+            CubeTask<int8_t>(task);
+            continue;
+          }
+        }
+        CubeTask<QT>(task);
       } else {
         VectorTask(task);
       }
@@ -203,6 +217,16 @@ class MsaIndexScoreKernel {
 
   // Scores of one stage of the ring.
   __aicore__ inline uint64_t StageElems() const { return t_->stageBytes / sizeof(ST); }
+  // A task's rows in the ring, in rows of 128 ST: its Cube rows, or for a digit task their int32 dots.
+  __aicore__ static inline uint32_t StageRows(uint32_t cubeRows, bool digits) {
+    return digits ? cubeRows * static_cast<uint32_t>(sizeof(int32_t) / sizeof(ST)) : cubeRows;
+  }
+  // int8 keys, at most kDigitTaskRows query rows (decode: one token x the heads of a key head) and D a
+  // multiple of int8's fractal width: the Cube multiplies the keys as they are by the query's int8 digits
+  // (msa_index_score_query_digits.h). Decided from the task alone, so the Cube and both Vector cores agree.
+  __aicore__ inline bool DigitTask(const Task &task) const {
+    return kInt8Key && task.tokens * t_->foldHeads <= kDigitTaskRows && t_->headDim % kBlockBytes == 0;
+  }
 
   // ---- request geometry (SPEC §4) ------------------------------------------------------------------
   // Element offset in the query of Cube row `row` of `task` (rows cubeRowStride apart from the task's
@@ -247,24 +271,29 @@ class MsaIndexScoreKernel {
   // Page c of a core uses key buffer set c % kKeyBuffers (keyL1_, keyL0b_, resultL0c_): the copy of
   // the next page runs while the current one is loaded, multiplied and written out. Task j (of those
   // with computed pages) uses query buffer j % kQueryBuffers.
+  // CT: the Cube's input type, QT (the query and 16-bit keys), or int8_t for a digit task (the query's
+  // digits written by the Vector cores, the int8 keys as they are; int32 dots into the ring).
+  template <typename CT>
   __aicore__ inline void CubeTask(const Task &task) {
+    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
     const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
     const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
     if (computed == 0) return;  // the Vector cores write fill only
-    if constexpr (kInt8Key) CrossCoreWaitFlag(kFlagKeysStaged);
+    if constexpr (kInt8Key) CrossCoreWaitFlag(kFlagKeysStaged);  // staged keys, or the query's digits
 
-    const uint32_t rows = task.tokens * t_->foldHeads;
+    const uint32_t rows = task.tokens * t_->foldHeads * (kDigits ? kQueryDigits : 1);  // Cube rows
     const uint32_t rowsAligned = AlignUp(rows, kFractal);
     const uint32_t d = t_->headDim;
+    constexpr uint32_t c0 = kBlockBytes / sizeof(CT);  // a fractal's K width: 16 (16-bit) or 32 (int8)
     const uint32_t qb = tasksLoaded_++ % kQueryBuffers;
-    LocalTensor<QT> qL1 = queryL1_.Get<QT>()[qb * kCubeRows * d];
-    LocalTensor<QT> qL0a = queryL0a_.Get<QT>()[qb * kCubeRows * d];
+    LocalTensor<CT> qL1 = queryL1_.Get<CT>()[qb * kCubeRows * d];
+    LocalTensor<CT> qL0a = queryL0a_.Get<CT>()[qb * kCubeRows * d];
     Nd2NzParams qCopy;
     qCopy.ndNum = 1;
     qCopy.nValue = rows;
     qCopy.dValue = d;
     qCopy.srcNdMatrixStride = 0;
-    qCopy.srcDValue = t_->cubeRowStride;
+    qCopy.srcDValue = kDigits ? d : t_->cubeRowStride;
     qCopy.dstNzC0Stride = rowsAligned;
     qCopy.dstNzNStride = 1;
     qCopy.dstNzMatrixStride = 0;
@@ -272,29 +301,34 @@ class MsaIndexScoreKernel {
       WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
       queryL1Pending_[qb] = false;
     }
-    DataCopy(qL1, queryGm_[QueryRowOffset(task, 0)], qCopy);
+    if constexpr (kDigits) {
+      DataCopy(qL1, digitsGm_, qCopy);
+    } else {
+      DataCopy(qL1, queryGm_[QueryRowOffset(task, 0)], qCopy);
+    }
     SetFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
     WaitFlag<HardEvent::MTE2_MTE1>(evQueryCopied_[qb]);
     if (l0aPending_[qb]) {  // the last Mmad of two tasks ago has read this query buffer
       WaitFlag<HardEvent::M_MTE1>(evL0aFree_[qb]);
       l0aPending_[qb] = false;
     }
-    // L1 holds the tile as NZ (16-column groups of all rows); L0A wants zZ (fractal rows in order):
+    // L1 holds the tile as NZ (c0-column groups of all rows); L0A wants zZ (fractal rows in order):
     // one load per 16-row band gathers that band's fractals across the column groups.
     LoadData2DParams qLoad;
     qLoad.startIndex = 0;
-    qLoad.repeatTimes = d / kFractal;
+    qLoad.repeatTimes = d / c0;
     qLoad.srcStride = rowsAligned / kFractal;
     qLoad.dstGap = 0;
     qLoad.ifTranspose = false;
     for (uint32_t band = 0; band < rowsAligned / kFractal; ++band) {
-      LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * kFractal], qLoad);
+      LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * c0], qLoad);
     }
     SetFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
     queryL1Pending_[qb] = true;
     // The first key load below is on MTE1 after these, so its MTE1 -> M event covers them too.
 
-    const uint32_t tilePages = StagePages(rows);
+    const uint32_t sRows = StageRows(rows, kDigits);
+    const uint32_t tilePages = StagePages(sRows);
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -302,8 +336,8 @@ class MsaIndexScoreKernel {
         stage = stilesIssued_ % kRingStages;
         if (stilesIssued_ >= kRingStages) CrossCoreWaitFlag(kFlagStageFree + stage);
       }
-      const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * rows * kPageKeys;
-      ComputePage(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers);
+      const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * sRows * kPageKeys;
+      ComputePage<CT>(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers);
       if (inTile + 1 == tilePages || c + 1 == computed) {  // the S-tile is complete: one hand-over
         CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagStageReady + stage);
         ++stilesIssued_;
@@ -314,14 +348,19 @@ class MsaIndexScoreKernel {
   }
 
   // Page c of the task: keys to L0B, the product of the query tile (qL0a) and the keys into L0C,
-  // then the rows' scores to element `at` of the ring (row-major, 128 per row).
+  // then the rows' scores to element `at` (of ST) of the ring (row-major, 128 per row; a digit task's
+  // int32 dots from the same byte on).
+  template <typename CT>
   __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
-                                     const LocalTensor<QT> &qL0a, uint64_t at, uint32_t b) {
+                                     const LocalTensor<CT> &qL0a, uint64_t at, uint32_t b) {
+    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
+    using AccT = typename PickType<kDigits, int32_t, float>::type;
+    constexpr uint32_t c0 = kBlockBytes / sizeof(CT);
     const uint32_t d = t_->headDim;
     const uint32_t col = task.colBegin + c;
-    LocalTensor<QT> kL1 = keyL1_.Get<QT>()[b * kPageKeys * d];
-    LocalTensor<QT> kL0b = keyL0b_.Get<QT>()[b * kPageKeys * d];
-    LocalTensor<float> cL0c = resultL0c_.Get<float>()[b * kCubeRows * kPageKeys];
+    LocalTensor<CT> kL1 = keyL1_.Get<CT>()[b * kPageKeys * d];
+    LocalTensor<CT> kL0b = keyL0b_.Get<CT>()[b * kPageKeys * d];
+    LocalTensor<AccT> cL0c = resultL0c_.Get<AccT>()[b * kCubeRows * kPageKeys];
 
     // Keys as the rows of an NZ matrix: row-major 16x16 key fractals are exactly the column-major
     // fractals of K^T that L0B expects, and their order (column groups outer) is its order too.
@@ -339,7 +378,12 @@ class MsaIndexScoreKernel {
       WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
       keyL1Pending_[b] = false;
     }
-    if constexpr (kInt8Key) {
+    if constexpr (kDigits) {  // the int8 keys themselves
+      if (ColumnReadable(task.request, col)) {
+        kCopy.srcDValue = t_->keyRowStride;
+        DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
+      }
+    } else if constexpr (kInt8Key) {
       kCopy.srcDValue = d;  // widened by the Vector cores, one page after another
       DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * d], kCopy);
     } else if (ColumnReadable(task.request, col)) {
@@ -354,7 +398,7 @@ class MsaIndexScoreKernel {
     }
     LoadData2DParams kLoad;
     kLoad.startIndex = 0;
-    kLoad.repeatTimes = (kPageKeys / kFractal) * (d / kFractal);
+    kLoad.repeatTimes = (kPageKeys / kFractal) * (d / c0);
     kLoad.srcStride = 1;
     kLoad.dstGap = 0;
     kLoad.ifTranspose = false;
@@ -385,11 +429,16 @@ class MsaIndexScoreKernel {
     fix.mSize = rows;
     fix.srcStride = rowsAligned;
     fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile
-    // fp32 -> fp16: a block maximum of rounded scores is the rounded maximum (rounding is monotonic),
-    // within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
-    fix.quantPre = QuantMode_t::F322F16;
     fix.ndNum = 1;
-    Fixpipe(stageGm_[at], cL0c, fix);
+    if constexpr (kDigits) {
+      fix.quantPre = QuantMode_t::NoQuant;  // int32 dots as they are: exact
+      Fixpipe(stageDotsGm_[at * sizeof(ST) / sizeof(int32_t)], cL0c, fix);
+    } else {
+      // fp32 -> fp16: a block maximum of rounded scores is the rounded maximum (rounding is monotonic),
+      // within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
+      fix.quantPre = QuantMode_t::F322F16;
+      Fixpipe(stageGm_[at], cL0c, fix);
+    }
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
     l0cPending_[b] = true;
   }
@@ -428,13 +477,25 @@ class MsaIndexScoreKernel {
     const uint32_t myRowBegin = sub_ == 0 ? 0 : firstHalf;
     const uint32_t myRows = sub_ == 0 ? firstHalf : rows - firstHalf;
 
+    // int8 keys: staged for the Cube, or for a digit task the query's digits (digitsExact: they hold every
+    // row of this core; if not, every page is recomputed in fp32 at the end of the task).
+    const bool digits = DigitTask(task);
+    bool digitsExact = true;
     if constexpr (kInt8Key) {
-      if (computed > 0) StageInt8Keys(keyGm_, task, computed, kvLen);
+      if (computed > 0 && digits) {
+        digitsExact = WriteQueryDigits(task, myRowBegin, myRows);
+      } else if (computed > 0) {
+        StageInt8Keys(keyGm_, task, computed, kvLen);
+      }
     }
 
     LocalTensor<float> colMax = colMaxBuf_.Get<float>();
-    if (computed > 0 && myRows > 0) range_.Clear();
-    const uint32_t tilePages = StagePages(rows);
+    if (computed > 0 && myRows > 0) {
+      range_.Clear();
+      if (!digitsExact) range_.MarkUnheld(computed);
+    }
+    const uint32_t sRows = StageRows(rows * (digits ? kQueryDigits : 1), digits);
+    const uint32_t tilePages = StagePages(sRows);
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -443,7 +504,12 @@ class MsaIndexScoreKernel {
         CrossCoreWaitFlag(kFlagStageReady + stage);
       }
       LocalTensor<ST> result = resultInQue_.AllocTensor<ST>();
-      if (myRows > 0) {
+      if (myRows > 0 && digits) {  // this core's digit rows of the page's int32 dots
+        const uint64_t at = (static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * sRows * kPageKeys) *
+                                sizeof(ST) / sizeof(int32_t) +
+                            static_cast<uint64_t>(myRowBegin) * kQueryDigits * kPageKeys;
+        DataCopy(result.template ReinterpretCast<int32_t>(), stageDotsGm_[at], myRows * kQueryDigits * kPageKeys);
+      } else if (myRows > 0) {
         const uint64_t at =
             static_cast<uint64_t>(stage) * StageElems() + (static_cast<uint64_t>(inTile) * rows + myRowBegin) * kPageKeys;
         DataCopy(result, stageGm_[at], myRows * kPageKeys);
@@ -455,7 +521,14 @@ class MsaIndexScoreKernel {
       }
       resultInQue_.EnQue(result);
       result = resultInQue_.DeQue<ST>();
-      if (myRows > 0) {
+      if (myRows > 0 && digits) {
+        // Exact fp32 scores (times the whole scale in ReducePage); the ranges stay as set above.
+        LocalTensor<float> scores = range_.PageScores();
+        CombineDigits(scores, scores[kDigitTaskRows * kPageKeys], result.template ReinterpretCast<int32_t>(), digitExp_,
+                      myRows, kPageKeys);
+        PipeBarrier<PIPE_V>();  // the dequant, the mask and the max read the scores
+        ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true);
+      } else if (myRows > 0) {
         // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
         LocalTensor<float> scores = range_.PageScores();
         Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
@@ -668,6 +741,80 @@ class MsaIndexScoreKernel {
     WaitFlag<HardEvent::S_V>(evOffsetsWritten_);
   }
 
+  // A digit task: this core's query rows (myRows from myRowBegin) as int8 digits into digit rows
+  // [myRowBegin * kQueryDigits, ...) of the core's digit workspace, then the flag the Cube waits for (both
+  // Vector cores set it, as after staging keys). Returns whether the digits hold each of the rows exactly;
+  // digitExp_ gets each row's E (0 where it is out of range, the row then inexact).
+  __aicore__ inline bool WriteQueryDigits(const Task &task, uint32_t myRowBegin, uint32_t myRows) {
+    bool exact = true;
+    if (myRows > 0) {
+      const uint32_t d = t_->headDim;
+      LocalTensor<QT> raw = int8InQue_.AllocTensor<QT>();
+      DataCopyExtParams in;
+      in.blockCount = static_cast<uint16_t>(myRows);
+      in.blockLen = d * sizeof(QT);
+      in.srcStride = static_cast<uint32_t>((t_->cubeRowStride - d) * sizeof(QT));
+      in.dstStride = 0;
+      in.rsv = 0;
+      DataCopyPadExtParams<QT> pad{false, 0, 0, 0};
+      DataCopyPad(raw, queryGm_[QueryRowOffset(task, myRowBegin)], in, pad);
+      int8InQue_.EnQue(raw);
+      raw = int8InQue_.DeQue<QT>();
+      // Scratch in range_'s page buffer, free until the task's first page of scores (as for staging):
+      LocalTensor<float> x = range_.PageScores();        // [myRows, d]: the rows, then their remainders
+      LocalTensor<float> digit = x[kDigitTaskRows * d];  // [d]: one digit of one row
+      LocalTensor<float> mag = digit[d];                  // [myRows, d]: |x|
+      LocalTensor<float> maxAbs = mag[kDigitTaskRows * d];  // one per row
+      LocalTensor<half> digitHalf = maxAbs[kFloatsPerRepeat].template ReinterpretCast<half>();  // [d]
+      Cast(x, raw, RoundMode::CAST_NONE, myRows * d);  // exact
+      PipeBarrier<PIPE_V>();
+      int8InQue_.FreeTensor(raw);
+      RowMaxAbs(maxAbs, mag, x, myRows, d);
+      SetFlag<HardEvent::V_S>(evDigitsRead_);
+      WaitFlag<HardEvent::V_S>(evDigitsRead_);
+      for (uint32_t r = 0; r < myRows; ++r) {
+        int32_t e = DigitExponent(maxAbs.GetValue(r));
+        if (!DigitExponentInRange(e)) {
+          exact = false;
+          e = 0;
+        }
+        digitExp_[r] = e;
+      }
+      SetFlag<HardEvent::S_V>(evDigitsReadDone_);  // maxAbs is read before RowMaxAbs writes it again
+      WaitFlag<HardEvent::S_V>(evDigitsReadDone_);
+      LocalTensor<int8_t> out = stagedOutQue_.AllocTensor<int8_t>();
+      for (uint32_t r = 0; r < myRows; ++r) {
+        const LocalTensor<float> row = x[r * d];
+        Muls(row, row, Pow2(kFirstDigitBits - digitExp_[r]), d);  // exact: a power of two
+        for (uint32_t i = 0; i < kQueryDigits; ++i) {
+          PipeBarrier<PIPE_V>();
+          Cast(digit, row, RoundMode::CAST_RINT, d);  // the digit: the nearest integer
+          PipeBarrier<PIPE_V>();
+          Cast(digitHalf, digit, RoundMode::CAST_NONE, d);  // |digit| <= 64: exact in half and in int8
+          Sub(row, row, digit, d);                          // the remainder, |.| <= 1/2: exact
+          PipeBarrier<PIPE_V>();
+          Cast(out[(r * kQueryDigits + i) * d], digitHalf, RoundMode::CAST_NONE, d);
+          Muls(row, row, static_cast<float>(1 << kDigitBits), d);
+        }
+      }
+      stagedOutQue_.EnQue(out);
+      out = stagedOutQue_.DeQue<int8_t>();
+      DataCopy(digitsGm_[static_cast<uint64_t>(myRowBegin) * kQueryDigits * d], out, myRows * kQueryDigits * d);
+      stagedOutQue_.FreeTensor(out);
+      PipeBarrier<PIPE_V>();  // the remainders are complete
+      RowMaxAbs(maxAbs, mag, x, myRows, d);
+      SetFlag<HardEvent::V_S>(evDigitsRead_);
+      WaitFlag<HardEvent::V_S>(evDigitsRead_);
+      for (uint32_t r = 0; r < myRows; ++r) {
+        if (!(maxAbs.GetValue(r) == 0.0f)) exact = false;  // a NaN remainder too
+      }
+      SetFlag<HardEvent::S_V>(evDigitsReadDone_);  // the page buffer is written again by the first page
+      WaitFlag<HardEvent::S_V>(evDigitsReadDone_);
+    }
+    CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagKeysStaged);
+    return exact;
+  }
+
   // int8 keys become the query's 16-bit type for the Cube as int8 * p, p the power of two of the key's
   // scale (ScaleSplit; exact). Each Vector core stages its half of every page's keys, kStageRows rows
   // at a time, then both signal the Cube once per task. The widening runs in range_'s page buffer, free
@@ -784,6 +931,8 @@ class MsaIndexScoreKernel {
   TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
            evScaleFreeScalar_ = 0;  // Vector
   bool scalePending_ = false;
+  TEventID evDigitsRead_ = 0, evDigitsReadDone_ = 0;  // Vector: max |q| and the remainders to the scalar unit
+  int32_t digitExp_[kDigitTaskRows] = {};             // Vector: E of each of its rows of a digit task
 
   GlobalTensor<QT> queryGm_;
   GlobalTensor<KT> keyGm_;
@@ -794,7 +943,9 @@ class MsaIndexScoreKernel {
   GlobalTensor<int32_t> startLocGm_;
   GlobalTensor<float> scoreGm_;
   GlobalTensor<ST> stageGm_;
+  GlobalTensor<int32_t> stageDotsGm_;  // the same ring, as a digit task's int32 dots
   GlobalTensor<QT> stagedKeyGm_;
+  GlobalTensor<int8_t> digitsGm_;      // a digit task's query digits, where staged keys go otherwise
 
   // Cube buffers.
   TBuf<TPosition::A1> queryL1_;

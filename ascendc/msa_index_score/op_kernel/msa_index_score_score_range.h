@@ -84,6 +84,13 @@ class ScoreRange {
     Reduce(c);
   }
 
+  // Every page of the first `computed` unheld (recomputed), whatever Note says: a digit task whose digits do
+  // not hold the query exactly.
+  __aicore__ inline void MarkUnheld(uint32_t computed) {
+    PipeBarrier<PIPE_V>();  // after Clear's zeros
+    Duplicate(rangeBuf_.Get<float>(), kHalfMax, computed * kRangeStride);
+  }
+
   // After the task's last page: whether some page of the first `computed` may not have held its
   // scores (one scalar read; a NaN counts as not held). Unheld(c) may be asked only after this, and
   // Release() must follow.
