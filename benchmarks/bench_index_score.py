@@ -333,25 +333,28 @@ def summarize_read(result, fused, near, peak_near, ceilings):
         result["kernel_vs_roofline_read_beside"] = result["roofline_read_beside_s"] / kernel
         result["kernel_vs_read_bandwidth_beside"] = key_bytes / kernel / 1e9 / read
         result["kernel_vs_instruction_peak_beside"] = flops / kernel / 1e9 / peak_near
+    # Each run against the samples taken just before it, the call's time and (where recorded) the kernel's own:
+    # the median of the kernel times against the best sample mixes two statistics on a VM whose speed moves
+    # within seconds.
+    for prefix, times in (("", fused["times_s"]), ("kernel_", fused.get("kernel_library_s"))):
+        if times is None:
+            continue
+        read_share, roofline_share = paired_read_shares(result, times, near, ceilings)
+        result[f"{prefix}vs_read_bandwidth_paired"] = read_share
+        result[f"{prefix}vs_roofline_read_paired"] = roofline_share
+
+
+def paired_read_shares(result, times, near, ceilings):
+    """(key bytes per second over read bandwidth, read roofline over time), each run against the read and FMA
+    samples taken just before it, as medians over the runs."""
+    flops, key_bytes = result["flops"], result["key_bytes"]
     fma, reads = near["fma_gflops_samples"], near["read_gbps_samples"]
     read_share, roofline_share = [], []
-    for i, t in enumerate(fused["times_s"]):
+    for i, t in enumerate(times):
         peak = instruction_peak(ceilings, result, "all", {name: samples[i] for name, samples in fma.items()})
         read_share.append(key_bytes / t / 1e9 / reads[i])
         roofline_share.append(roofline.roofline_seconds(flops, key_bytes, peak, reads[i]) / t)
-    result["vs_read_bandwidth_paired"] = float(np.median(read_share))
-    result["vs_roofline_read_paired"] = float(np.median(roofline_share))
-    if "kernel_library_s" in fused:
-        # The same pairing on the kernel's own time: each run's time inside the kernel library against the
-        # samples taken just before it (the median of the kernel times against the best sample mixes two
-        # statistics on a VM whose speed moves within seconds).
-        kernel_read, kernel_roofline = [], []
-        for i, k in enumerate(fused["kernel_library_s"]):
-            peak = instruction_peak(ceilings, result, "all", {name: samples[i] for name, samples in fma.items()})
-            kernel_read.append(key_bytes / k / 1e9 / reads[i])
-            kernel_roofline.append(roofline.roofline_seconds(flops, key_bytes, peak, reads[i]) / k)
-        result["kernel_vs_read_bandwidth_paired"] = float(np.median(kernel_read))
-        result["kernel_vs_roofline_read_paired"] = float(np.median(kernel_roofline))
+    return float(np.median(read_share)), float(np.median(roofline_share))
 
 
 def paired_ratios(result, times, near, ceilings):
