@@ -558,7 +558,7 @@ class MsaIndexScoreKernel {
   // grows with the token, so they are a prefix), or myRows when none does or the page is unreadable.
   // int8 keys: the Cube's scores carry p of each key's scale (ScaleSplit), so they are multiplied by
   // m, and the page's flag is left for ScoreRange::Note; `exact` scores (recomputed in fp32 from the
-  // int8 keys themselves) are multiplied by the whole scale.
+  // int8 keys themselves, or a digit task's combined dots) are multiplied by the whole scale.
   __aicore__ inline uint32_t ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
                                         int64_t qLen, int64_t kvLen, const LocalTensor<float> &result,
                                         const LocalTensor<float> &colMaxC, bool exact) {
