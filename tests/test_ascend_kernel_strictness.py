@@ -23,13 +23,14 @@ _SYNC = re.compile(r"\b(CrossCoreSetFlag|CrossCoreWaitFlag|SetFlag|WaitFlag|Pipe
 # paths), contiguous and strided scales, several pages per core, columns no row sees, request-mode
 # forcing, (the decode batch on one AI core: 7 S-tiles of 6 requests) the ring of S-tiles and the
 # query buffers reused, and (scores beyond fp16's range, several tasks on one core) the range check
-# and the fp32 recompute, of 16-bit and of int8 keys, and (int8-key decode) the query's int8 digits, held
-# and not held. (case name, AI cores of the chip)
+# and the fp32 recompute, of 16-bit and of int8 keys, (int8-key decode) the query's int8 digits, held
+# and not held, and (prefill of two requests, several token tiles each) the Cube's key cache in L1 and its
+# fence. (case name, AI cores of the chip)
 CHIP = ascend_model.DEFAULT_AIC_CORES
 SYNC_CASES = [("L1-prefill-unaligned", CHIP), ("L1-int8-dequant", CHIP), ("X-gqa-n2-4-tnd-int8", CHIP),
               ("X-bf16-int8", CHIP), ("L0-wide-table-257", CHIP), ("L1-decode-speculative", CHIP),
               ("L1-decode-lq1", 1), ("X-fp16-scores-overflow", 1), ("X-bf16-int8-scores-overflow", 1),
-              ("X-int8-decode-m3", CHIP), ("X-int8-decode-digits-inexact", 1)]
+              ("X-int8-decode-m3", CHIP), ("X-int8-decode-digits-inexact", 1), ("L1-prefill-multi-mtile", CHIP)]
 
 
 def _sync_sites_in_source():

@@ -13,7 +13,9 @@ namespace msa_tiling {
 static_assert(kPageKeys == msa::kAscendBlockSize, "the kernel's page size must be the Ascend block size");
 static_assert(kTileCols % msa::kOutWidthAlign == 0 && kNarrowTileCols % msa::kOutWidthAlign == 0,
               "column tiles must split the aligned output width");
-static_assert(kNarrowTileCols <= kTileCols, "the Vector buffers are sized for kTileCols columns");
+static_assert(kNarrowTileCols <= kTileCols && kKeyCacheCols <= kTileCols, "the Vector buffers are sized for kTileCols columns");
+static_assert(msa::kOutWidthAlign % kKeyCacheCols == 0, "key-cache column tiles must split the aligned output width");
+static_assert(kKeyCacheCols == kCutCols, "a key-cache task is never cut inside: one page per L1 slot, once");
 static_assert(kStageBytes % (kCubeRows * kPageKeys * kScoreBytes) == 0, "a stage holds whole pages of a full task");
 static_assert(kCubeRows % kVectorsPerCore == 0, "the Vector units split a task's rows");
 
@@ -30,6 +32,11 @@ constexpr uint64_t kMinCostPerCore = 8 * kPageKeys * 128 / 2;
 // a flag latency per wrap of the ring (64 x 16K: 210.6 us at the high end with wide tasks, 214.8 with
 // narrow ones).
 constexpr uint32_t kWideTasksPerCore = 4;
+// The Cube keeps key pages in L1 across tasks (keyCache) when the requests average at least this many
+// token tiles: only tasks of one request and key head share keys, and a core's share is then several row
+// tiles of one request. Decode and speculative decode (one token tile per request) keep their wide or
+// narrow tiles, whose tasks are one S-tile hand-over each.
+constexpr uint32_t kKeyCacheTokenTiles = 2;
 
 }  // namespace
 
@@ -124,6 +131,15 @@ uint64_t MaxTotalCost(const MsaIndexScoreTilingData &t) {
 }
 
 void ChooseTileCols(uint32_t aicCores, MsaIndexScoreTilingData *t) {
+  // int8 keys reach the Cube through the per-task staging of the Vector cores (or, decode, as they are),
+  // so only 16-bit keys are read from the key tensor by the Cube and can stay in L1.
+  const uint64_t cachedTokens = static_cast<uint64_t>(kKeyCacheTokenTiles) * t->tokensPerTile * std::max<uint32_t>(t->batch, 1);
+  t->keyCache = (t->int8Key == 0 && t->t1 >= cachedTokens) ? 1 : 0;
+  if (t->keyCache != 0) {
+    t->tileCols = kKeyCacheCols;
+    t->colTiles = CeilDivU(t->outWidth, kKeyCacheCols);
+    return;
+  }
   t->tileCols = kTileCols;
   t->colTiles = CeilDivU(t->outWidth, kTileCols);
   if (MaxTasks(*t) >= static_cast<uint64_t>(kWideTasksPerCore) * std::max<uint32_t>(aicCores, 1)) return;

@@ -32,8 +32,9 @@ void FillShapes(const msa::Geometry &geo, const msa::Attrs &attrs, bool int8Key,
 uint32_t MaxTasks(const MsaIndexScoreTilingData &t);
 uint64_t MaxTotalCost(const MsaIndexScoreTilingData &t);
 
-// Column tiles of the tasks: kTileCols, or kNarrowTileCols when the wide tasks are too few to give
-// every one of `aicCores` cores several (a small decode batch); sets tileCols and colTiles.
+// Column tiles of the tasks: kKeyCacheCols with the Cube's key cache in L1 (16-bit keys, requests of
+// several token tiles: prefill), else kTileCols, or kNarrowTileCols when the wide tasks are too few to
+// give every one of `aicCores` cores several (a small decode batch); sets tileCols, colTiles, keyCache.
 void ChooseTileCols(uint32_t aicCores, MsaIndexScoreTilingData *t);
 
 // The whole host plan: CheckArgs with Target::kAscend, FillShapes, ChooseTileCols, then the cores to

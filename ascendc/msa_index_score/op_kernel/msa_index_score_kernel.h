@@ -8,6 +8,9 @@
 //          every column that some row can see: key page GM -> L1 -> L0B, Mmad into L0C (fp32),
 //          Fixpipe into the current S-tile, a stage of the workspace ring, as fp16; the key page
 //          buffers are doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work.
+//          Prefill with 16-bit keys (keyCache: 8-column tasks) keeps one L1 slot per column instead,
+//          and each core runs its share column tile by column tile, so a key page comes from GM once
+//          per core and every row tile of the share multiplies it out of L1 (CachePage).
 //          One cross-core flag hands a whole S-tile (StagePages pages) to the Vector cores:
 //
 //              Cube:    [tile k  ][tile k+1][tile k+2][tile k+3]  waits "free k" before tile k+4
@@ -19,9 +22,10 @@
 //          (ScaleSplit), except in a digit task (int8-key decode, at most 4 rows: DigitTask), where
 //          they write the query rows as int8 digits, the Cube multiplies the int8 keys as they are
 //          into int32 dots, and the Vector cores add those back in fp32 (msa_index_score_query_digits.h);
-//          per page it widens fp16 scores to fp32, dequantises (the rest of each key's
-//          scale, m), masks the causal tail of each row and takes the row maxima
-//          in fp32 (the next page's copy into UB overlaps this); pages with a score fp16 could not
+//          per page it masks the causal tail of each row and takes the row maxima: of 16-bit keys in
+//          fp16 as they come (ReducePageHalf: a maximum of fp16 values is one of them), of int8 keys
+//          in fp32 after the dequantisation (the rest of each key's scale, m) (the next page's copy
+//          into UB overlaps this); pages with a score fp16 could not
 //          hold are recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
 //          the columns no row sees, applies the request-mode forcing (local wins) and writes whole
 //          output rows.
@@ -55,6 +59,7 @@ using msa_tiling::ClipTask;
 using msa_tiling::CoreRange;
 using msa_tiling::CoreShare;
 using msa_tiling::kCubeRows;
+using msa_tiling::kKeyCacheCols;
 using msa_tiling::kPageKeys;
 using msa_tiling::kRingStages;
 using msa_tiling::kStageBytes;
@@ -73,6 +78,7 @@ constexpr uint32_t kVecRows = kCubeRows / kVectorsPerCore;  // rows one Vector c
 constexpr uint32_t kFloatsPerRepeat = 64;                 // one 256-byte vector repeat of fp32
 constexpr uint32_t kBlockBytes = 32;                      // UB data block
 constexpr uint32_t kKeyBuffers = 2;                       // Cube: key page buffers in L1, L0B and L0C
+constexpr uint32_t kKeySlots = kKeyCacheCols;             // Cube, keyCache: L1 slots, one per column of a tile
 constexpr uint32_t kQueryBuffers = 2;                     // Cube: query tiles in L1 and L0A
 constexpr uint32_t kPageBuffers = 2;                      // Vector: pages of scores in UB
 constexpr uint32_t kStageRows = 32;                       // Vector: int8 key rows widened at a time
@@ -131,7 +137,8 @@ class MsaIndexScoreKernel {
 
     if ASCEND_IS_AIC {
       pipe_->InitBuffer(queryL1_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
-      pipe_->InitBuffer(keyL1_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
+      // 16-bit keys: kKeySlots pages for the key cache (the streaming double buffer uses the first two).
+      pipe_->InitBuffer(keyL1_, (kInt8Key ? kKeyBuffers : kKeySlots) * kPageKeys * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(queryL0a_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(keyL0b_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(QT));
       pipe_->InitBuffer(resultL0c_, kKeyBuffers * kCubeRows * kPageKeys * sizeof(float));
@@ -148,6 +155,7 @@ class MsaIndexScoreKernel {
         evL0bFree_[b] = pipe_->AllocEventID<HardEvent::M_MTE1>();
         evL0cFree_[b] = pipe_->AllocEventID<HardEvent::FIX_M>();
       }
+      if constexpr (!kInt8Key) evKeyCacheFence_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
     } else {
       evScaleCopied_ = pipe_->AllocEventID<HardEvent::MTE2_V>();
       evScaleWritten_ = pipe_->AllocEventID<HardEvent::S_V>();
@@ -198,20 +206,40 @@ class MsaIndexScoreKernel {
     if (share.begin >= share.end) return;
     const uint32_t first = share.FirstTask(t_->tileCols), last = share.LastTask(t_->tileCols);
     TaskCursor<GmLengths> cursor(t_, qlen_);
-    cursor.Seek(first);
-    for (uint32_t i = first; i <= last; ++i, cursor.Next()) {
-      const Task task = ClipTask(*t_, cursor.Get(), i, share);  // the first and last may be pieces
-      if constexpr (kCube) {
-        if constexpr (kInt8Key) {
-          if (DigitTask(task)) {
-            CubeTask<int8_t>(task);
-            continue;
-          }
-        }
-        CubeTask<QT>(task);
-      } else {
-        VectorTask(task);
+    if (t_->keyCache == 0) {
+      cursor.Seek(first);
+      for (uint32_t i = first; i <= last; ++i, cursor.Next()) RunTask<kCube>(ClipTask(*t_, cursor.Get(), i, share));
+      return;
+    }
+    // Key cache: column tile by column tile (task i is column tile i % colTiles: every request has a whole
+    // number of row tiles), so the row tiles of the share read one tile's pages from L1 in turn. The Cube
+    // and the Vector cores walk the same order.
+    const uint32_t colTiles = t_->colTiles;
+    for (uint32_t j = 0; j < colTiles; ++j) {
+      uint32_t i = first + (j + colTiles - first % colTiles) % colTiles;
+      if (i > last) continue;
+      cursor.Seek(i);
+      for (;;) {
+        RunTask<kCube>(ClipTask(*t_, cursor.Get(), i, share));  // the first and last may be pieces
+        if (last - i < colTiles) break;
+        i += colTiles;
+        for (uint32_t n = 0; n < colTiles; ++n) cursor.Next();
       }
+    }
+  }
+
+  template <bool kCube>
+  __aicore__ inline void RunTask(const Task &task) {
+    if constexpr (kCube) {
+      if constexpr (kInt8Key) {
+        if (DigitTask(task)) {
+          CubeTask<int8_t>(task);
+          return;
+        }
+      }
+      CubeTask<QT>(task);
+    } else {
+      VectorTask(task);
     }
   }
 
@@ -358,40 +386,17 @@ class MsaIndexScoreKernel {
     constexpr uint32_t c0 = kBlockBytes / sizeof(CT);
     const uint32_t d = t_->headDim;
     const uint32_t col = task.colBegin + c;
-    LocalTensor<CT> kL1 = keyL1_.Get<CT>()[b * kPageKeys * d];
     LocalTensor<CT> kL0b = keyL0b_.Get<CT>()[b * kPageKeys * d];
     LocalTensor<AccT> cL0c = resultL0c_.Get<AccT>()[b * kCubeRows * kPageKeys];
 
-    // Keys as the rows of an NZ matrix: row-major 16x16 key fractals are exactly the column-major
-    // fractals of K^T that L0B expects, and their order (column groups outer) is its order too.
-    Nd2NzParams kCopy;
-    kCopy.ndNum = 1;
-    kCopy.nValue = PageKeys(kvLen, col);  // never read past the request's keys (TND)
-    kCopy.dValue = d;
-    kCopy.srcNdMatrixStride = 0;
-    kCopy.dstNzC0Stride = kPageKeys;
-    kCopy.dstNzNStride = 1;
-    kCopy.dstNzMatrixStride = 0;
-    // An unreadable page is not loaded: the product is then meaningless and the Vector cores
-    // replace its scores by NaN.
-    if (keyL1Pending_[b]) {  // the key load out of this buffer two pages ago is done
-      WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
-      keyL1Pending_[b] = false;
+    const bool cached = !kInt8Key && t_->keyCache != 0;
+    const uint32_t slot = cached ? col % kKeySlots : b;
+    const LocalTensor<CT> kL1 = keyL1_.Get<CT>()[slot * kPageKeys * d];
+    if (cached) {
+      CachePage(task, col, kvLen, slot, b);
+    } else {
+      StreamPage<CT>(task, c, col, kvLen, kL1, b);
     }
-    if constexpr (kDigits) {  // the int8 keys themselves
-      if (ColumnReadable(task.request, col)) {
-        kCopy.srcDValue = t_->keyRowStride;
-        DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
-      }
-    } else if constexpr (kInt8Key) {
-      kCopy.srcDValue = d;  // widened by the Vector cores, one page after another
-      DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * d], kCopy);
-    } else if (ColumnReadable(task.request, col)) {
-      kCopy.srcDValue = t_->keyRowStride;
-      DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], kCopy);
-    }
-    SetFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
-    WaitFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
     if (l0bPending_[b]) {  // the Mmad of two pages ago has read this keyL0b_ buffer
       WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
       l0bPending_[b] = false;
@@ -403,8 +408,12 @@ class MsaIndexScoreKernel {
     kLoad.dstGap = 0;
     kLoad.ifTranspose = false;
     LoadData(kL0b, kL1, kLoad);
-    SetFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
-    keyL1Pending_[b] = true;
+    if (cached) {
+      cacheRead_ = true;
+    } else {
+      SetFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
+      keyL1Pending_[b] = true;
+    }
     SetFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
     WaitFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
 
@@ -441,6 +450,67 @@ class MsaIndexScoreKernel {
     }
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
     l0cPending_[b] = true;
+  }
+
+  // Keys as the rows of an NZ matrix: row-major 16x16 key fractals are exactly the column-major
+  // fractals of K^T that L0B expects, and their order (column groups outer) is its order too. `keys` rows,
+  // never past the request's keys (TND), `srcD` elements apart in global memory.
+  __aicore__ inline Nd2NzParams KeyPageCopy(uint32_t keys, uint64_t srcD) const {
+    Nd2NzParams copy;
+    copy.ndNum = 1;
+    copy.nValue = keys;
+    copy.dValue = t_->headDim;
+    copy.srcNdMatrixStride = 0;
+    copy.srcDValue = srcD;
+    copy.dstNzC0Stride = kPageKeys;
+    copy.dstNzNStride = 1;
+    copy.dstNzMatrixStride = 0;
+    return copy;
+  }
+
+  // Page c of the task (column col) into L1 buffer b (kL1), the streaming double buffer. An unreadable page
+  // is not loaded: the product is then meaningless and the Vector cores replace its scores by NaN.
+  template <typename CT>
+  __aicore__ inline void StreamPage(const Task &task, uint32_t c, uint32_t col, int64_t kvLen,
+                                    const LocalTensor<CT> &kL1, uint32_t b) {
+    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
+    if (keyL1Pending_[b]) {  // the key load out of this buffer two pages ago is done
+      WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
+      keyL1Pending_[b] = false;
+    }
+    const uint32_t keys = PageKeys(kvLen, col);
+    if constexpr (kInt8Key && !kDigits) {  // widened by the Vector cores, one page after another
+      DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * t_->headDim], KeyPageCopy(keys, t_->headDim));
+    } else if (ColumnReadable(task.request, col)) {  // 16-bit keys, or a digit task's int8 keys as they are
+      DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], KeyPageCopy(keys, t_->keyRowStride));
+    }
+    SetFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+    WaitFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+  }
+
+  // Key cache (16-bit keys): column col's page into L1 slot `slot` unless the slot holds it already (the
+  // same key offset and key count: a page of an earlier task of this core). Before a copy, when MTE1 has
+  // loaded from L1 since the last one, a fence (MTE1 -> MTE2, set and waited at once) waits for those loads:
+  // the slot's last reader among them, and the wait of the copy event before them, which the copy's own
+  // set must follow. A hit needs neither. An unreadable page is not loaded (its scores become NaN), and the
+  // slot keeps what it held.
+  __aicore__ inline void CachePage(const Task &task, uint32_t col, int64_t kvLen, uint32_t slot, uint32_t b) {
+    if constexpr (!kInt8Key) {  // int8 keys are never cached (ChooseTileCols)
+      if (!ColumnReadable(task.request, col)) return;
+      const uint64_t offset = KeyOffset(task.request, col, task.kvHead);
+      const uint32_t keys = PageKeys(kvLen, col);
+      if (slotKeys_[slot] == keys && slotOffset_[slot] == offset) return;  // slotKeys_ 0: never written
+      if (cacheRead_) {
+        SetFlag<HardEvent::MTE1_MTE2>(evKeyCacheFence_);
+        WaitFlag<HardEvent::MTE1_MTE2>(evKeyCacheFence_);
+        cacheRead_ = false;
+      }
+      DataCopy(keyL1_.Get<QT>()[slot * kPageKeys * t_->headDim], keyGm_[offset], KeyPageCopy(keys, t_->keyRowStride));
+      slotOffset_[slot] = offset;
+      slotKeys_[slot] = keys;
+      SetFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+      WaitFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
+    }
   }
 
   // The Cube's write-after-read events still set at the end are waited, so none is left set.
@@ -529,15 +599,16 @@ class MsaIndexScoreKernel {
         PipeBarrier<PIPE_V>();  // the dequant, the mask and the max read the scores
         ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true);
       } else if (myRows > 0) {
-        // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
-        LocalTensor<float> scores = range_.PageScores();
-        Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
-        PipeBarrier<PIPE_V>();  // the mask and the max read the widened scores
-        const uint32_t firstSeen =
-            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
-        if constexpr (kInt8Key) {
+        uint32_t firstSeen = myRows;
+        if constexpr (kInt8Key) {  // dequantised in fp32: the scores carry p of each key's scale
+          // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
+          LocalTensor<float> scores = range_.PageScores();
+          // The dequant reads the widened scores first, after the barriers inside ReducePage's Mantissa.
+          Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
+          firstSeen = ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
           range_.Note(c, firstSeen, myRows, colMax[c * kVecRows], split_.MantissaFlag());
         } else {
+          firstSeen = ReducePageHalf(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
           range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
         }
       }
@@ -581,8 +652,47 @@ class MsaIndexScoreKernel {
       ReleaseScale();
       PipeBarrier<PIPE_V>();  // the causal tail below overwrites products
     }
-    // Causal tail: keys of this page at or past a row's visible end become -inf.
-    const float negInf = -__builtin_inff();
+    const uint32_t firstSeen = MaskCausalTail(task, col, myRowBegin, myRows, qLen, kvLen, result);
+    PipeBarrier<PIPE_V>();  // the max reads the masked rows
+    // Max in fp32: pairwise over the two halves of each row, then over the 64 that remain.
+    // The pairwise maxima overwrite the left halves in place (the page's scores are not read again).
+    Max(result, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
+    PipeBarrier<PIPE_V>();  // the reduction reads the pairwise maxima
+    WholeReduceMax(colMaxC, result, kFloatsPerRepeat, myRows, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
+    // The next page's first instructions on result come after its own barriers.
+    return firstSeen;
+  }
+
+  // ReducePage for 16-bit keys straight on the page's fp16 scores (`result`, [myRows, 128] from the ring):
+  // nothing to dequantise, and a maximum of fp16 values is one of them, so taking it in fp16 is exact and
+  // equals the maximum of the widened scores. One 128-lane repeat per row masks the causal tail and one
+  // reduces the row; only the row maxima are widened to fp32. Returns what ReducePage returns.
+  __aicore__ inline uint32_t ReducePageHalf(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
+                                            int64_t qLen, int64_t kvLen, const LocalTensor<half> &result,
+                                            const LocalTensor<float> &colMaxC) {
+    const uint32_t col = task.colBegin + c;
+    if (!ColumnReadable(task.request, col)) {
+      Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
+      return myRows;
+    }
+    const uint32_t firstSeen = MaskCausalTail(task, col, myRowBegin, myRows, qLen, kvLen, result);
+    PipeBarrier<PIPE_V>();  // the reduction reads the masked rows
+    // The row maxima as half in range_'s page buffer (no fp32 page on this path); the previous page's
+    // widening of them is ordered by the barrier above.
+    LocalTensor<half> rowMax = range_.PageScores().template ReinterpretCast<half>();
+    WholeReduceMax(rowMax, result, kPageKeys, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    PipeBarrier<PIPE_V>();  // the widening reads the maxima
+    Cast(colMaxC, rowMax, RoundMode::CAST_NONE, myRows);
+    return firstSeen;
+  }
+
+  // Causal tail of one page of this core's rows (`scores`, [myRows, 128], float or half): keys at or past a
+  // row's visible end become -inf. Returns the first row that sees a key of the page (rows before it see
+  // none: the visible end grows with the token), myRows when none does.
+  template <typename T>
+  __aicore__ inline uint32_t MaskCausalTail(const Task &task, uint32_t col, uint32_t myRowBegin, uint32_t myRows,
+                                            int64_t qLen, int64_t kvLen, const LocalTensor<T> &scores) {
+    const T negInf = static_cast<T>(-__builtin_inff());
     const int64_t pageStart = static_cast<int64_t>(col) * kPageKeys;
     uint32_t firstSeen = 0;
     for (uint32_t r = 0; r < myRows; ++r) {
@@ -591,18 +701,18 @@ class MsaIndexScoreKernel {
       if (valid >= kPageKeys) continue;
       if (valid <= 0) firstSeen = r + 1;
       if (valid < 0) valid = 0;
-      uint64_t low[2] = {valid < 64 ? ~0ULL << valid : 0ULL, 0ULL};
-      uint64_t high[2] = {valid <= 64 ? ~0ULL : ~0ULL << (valid - 64), 0ULL};
-      if (low[0] != 0) Duplicate(result[r * kPageKeys], negInf, low, 1, 1, 8);
-      Duplicate(result[r * kPageKeys + kFloatsPerRepeat], negInf, high, 1, 1, 8);
+      const uint64_t low = valid < 64 ? ~0ULL << valid : 0ULL;     // lanes 0..63 of the row
+      const uint64_t high = valid <= 64 ? ~0ULL : ~0ULL << (valid - 64);  // lanes 64..127
+      if constexpr (sizeof(T) == sizeof(half)) {  // the row is one repeat of 128 lanes
+        uint64_t mask[2] = {low, high};
+        Duplicate(scores[r * kPageKeys], negInf, mask, 1, 1, 8);
+      } else {  // two repeats of 64
+        uint64_t lowMask[2] = {low, 0ULL};
+        uint64_t highMask[2] = {high, 0ULL};
+        if (low != 0) Duplicate(scores[r * kPageKeys], negInf, lowMask, 1, 1, 8);
+        Duplicate(scores[r * kPageKeys + kFloatsPerRepeat], negInf, highMask, 1, 1, 8);
+      }
     }
-    PipeBarrier<PIPE_V>();  // the max reads the masked rows
-    // Max in fp32: pairwise over the two halves of each row, then over the 64 that remain.
-    // The pairwise maxima overwrite the left halves in place (the page's scores are not read again).
-    Max(result, result, result[kFloatsPerRepeat], kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 16));
-    PipeBarrier<PIPE_V>();  // the reduction reads the pairwise maxima
-    WholeReduceMax(colMaxC, result, kFloatsPerRepeat, myRows, 1, 1, 16, ReduceOrder::ORDER_ONLY_VALUE);
-    // The next page's first instructions on result come after its own barriers.
     return firstSeen;
   }
 
@@ -704,7 +814,8 @@ class MsaIndexScoreKernel {
                                    const LocalTensor<float> &colMax) {
     const uint32_t fold = t_->foldHeads;
     LocalTensor<float> rowsOut = outQue_.AllocTensor<float>();
-    Gather(rowsOut, colMax, gatherOffsetBuf_.Get<uint32_t>(), 0, myRows * kTileCols);
+    const uint32_t width = t_->tileCols;  // rowsOut's row pitch: a multiple of 8 floats, whole data blocks
+    Gather(rowsOut, colMax, gatherOffsetBuf_.Get<uint32_t>(), 0, myRows * width);
     PipeBarrier<PIPE_V>();  // the next task writes colMax again
     outQue_.EnQue(rowsOut);
     rowsOut = outQue_.DeQue<float>();
@@ -720,21 +831,23 @@ class MsaIndexScoreKernel {
       DataCopyExtParams copy;
       copy.blockCount = static_cast<uint16_t>(tokens);
       copy.blockLen = task.cols * sizeof(float);
-      copy.srcStride = (fold * kTileCols - task.cols) * sizeof(float) / kBlockBytes;
+      copy.srcStride = (fold * width - task.cols) * sizeof(float) / kBlockBytes;
       copy.dstStride = (t_->outWidth - task.cols) * sizeof(float);
       copy.rsv = 0;
-      DataCopyPad(scoreGm_[(head * t_->t1 + token) * t_->outWidth + task.colBegin], rowsOut[(first - myRowBegin) * kTileCols],
+      DataCopyPad(scoreGm_[(head * t_->t1 + token) * t_->outWidth + task.colBegin], rowsOut[(first - myRowBegin) * width],
                   copy);
     }
     outQue_.FreeTensor(rowsOut);
   }
 
-  // Byte offsets of element (row r, column c) of colMax at position r * kTileCols + c.
+  // Byte offsets of element (row r, column c) of colMax at position r * tileCols + c: a task's rows are
+  // gathered tileCols wide, the call's task width (kKeyCacheCols, kNarrowTileCols or kTileCols).
   __aicore__ inline void PrepareGatherOffsets() {
     LocalTensor<uint32_t> offsets = gatherOffsetBuf_.Get<uint32_t>();
+    const uint32_t width = t_->tileCols;
     for (uint32_t r = 0; r < kVecRows; ++r) {
-      for (uint32_t c = 0; c < kTileCols; ++c) {
-        offsets.SetValue(r * kTileCols + c, (c * kVecRows + r) * static_cast<uint32_t>(sizeof(float)));
+      for (uint32_t c = 0; c < width; ++c) {
+        offsets.SetValue(r * width + c, (c * kVecRows + r) * static_cast<uint32_t>(sizeof(float)));
       }
     }
     SetFlag<HardEvent::S_V>(evOffsetsWritten_);
@@ -928,6 +1041,12 @@ class MsaIndexScoreKernel {
            evL0bFree_[kKeyBuffers] = {}, evL0cFree_[kKeyBuffers] = {};  // Cube, write after read
   bool queryL1Pending_[kQueryBuffers] = {}, l0aPending_[kQueryBuffers] = {}, keyL1Pending_[kKeyBuffers] = {},
        l0bPending_[kKeyBuffers] = {}, l0cPending_[kKeyBuffers] = {};
+  // Key cache: what each L1 slot holds (key offset, keys; 0 keys: nothing) and whether MTE1 has loaded from
+  // L1 since the last fence (CachePage).
+  TEventID evKeyCacheFence_ = 0;
+  uint64_t slotOffset_[kKeySlots] = {};
+  uint32_t slotKeys_[kKeySlots] = {};
+  bool cacheRead_ = false;
   TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
            evScaleFreeScalar_ = 0;  // Vector
   bool scalePending_ = false;

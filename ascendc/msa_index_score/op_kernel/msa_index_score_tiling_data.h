@@ -33,6 +33,11 @@ constexpr uint32_t kCubeRows = 128;
 // decode batch (ChooseTileCols). Both split the output width (a multiple of 16) evenly.
 constexpr uint32_t kTileCols = 32;
 constexpr uint32_t kNarrowTileCols = 16;
+// The column tiles of a call whose Cube keeps key pages in L1 across tasks (keyCache): one slot per
+// column of a tile, 8 x 32 KB of L1 at D 128. A core then runs its share column tile by column tile, so
+// every row tile of the share reads a tile's pages from L1 and each page comes from GM once per core
+// (docs/ascend.md, "Prefill's key pages read once per core").
+constexpr uint32_t kKeyCacheCols = 8;
 // The Vector units of one AI core (MIX 1:2) split each task's rows between them.
 constexpr uint32_t kVectorsPerCore = 2;
 // Upper bound of AI cores a launch uses (Atlas A2/A3 have at most 25 AIC per die).
@@ -75,8 +80,9 @@ struct MsaIndexScoreTilingData {
   uint32_t foldHeads;      // query heads stacked in one Cube row group per token (N1 when N2 == 1, else 1)
   uint32_t headGroups;     // N1 / foldHeads
   uint32_t tokensPerTile;  // tokens of one task (foldHeads * tokensPerTile <= kCubeRows)
-  uint32_t tileCols;       // columns of a task: kTileCols, or kNarrowTileCols to spread a decode
+  uint32_t tileCols;       // columns of a task: kTileCols, kNarrowTileCols to spread a decode, or kKeyCacheCols
   uint32_t colTiles;       // ceil(W / tileCols)
+  uint32_t keyCache;       // 1: tileCols is kKeyCacheCols and the Cube keeps a column tile's key pages in L1
   uint32_t usedCores;      // launched AI cores (block dim); CoreShare splits the tasks among them
 
   // Element strides of the inputs.

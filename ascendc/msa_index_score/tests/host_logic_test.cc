@@ -533,32 +533,55 @@ void TestCoreEstimate() {
   CHECK(busiest < 352);
 }
 
-// Decode spreads over every AI core (narrow column tiles); prefill keeps wide tiles; an S-tile fills
-// at most one stage of the ring and a decode task is one S-tile.
+// Decode spreads over every AI core (narrow column tiles); prefill with 16-bit keys takes the key cache's
+// column tiles (int8 keys keep wide ones: they are staged per task); an S-tile fills at most one stage of
+// the ring and a decode task is one S-tile.
 void TestTileColsAndStages() {
   std::vector<int32_t> q(8, 1), kv(8, 16384);
   Call decode = MakeCall(msa::Layout::kBBND, 4, 1, 128, q, kv, 0, false, 64);
   msa_tiling::Plan plan;
   CHECK(Plan(decode, &plan).ok());
   CHECK_EQ(plan.data.tileCols, kNarrowTileCols);
+  CHECK_EQ(plan.data.keyCache, 0);
   CHECK_EQ(plan.blockDim, 24);
   for (const CoreLoad &l : CoreLoads(decode, plan)) CHECK(l.pages > 0);  // every AI core has work
   CheckCoverage(decode, "decode-8x16K");
   Call prefill = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4096}, {4096}, 0, false, 64);
   CHECK(Plan(prefill, &plan).ok());
-  CHECK_EQ(plan.data.tileCols, kTileCols);
+  CHECK_EQ(plan.data.tileCols, kKeyCacheCols);
+  CHECK_EQ(plan.data.keyCache, 1);
+  CHECK_EQ(plan.data.colTiles, 4);
   CHECK_EQ(plan.blockDim, 24);
   // Prefill 4096 is 2112 pages of 128 rows, 88 a core; every page's scores leave L0C through the
   // Fixpipe, the pipe that bounds a prefill core. Boundaries aimed at the work left, to the nearer cut,
-  // keep the busiest core within half a cut step of the average (the first cut past fixed targets left
-  // it at 94).
+  // keep the busiest core within one cut step of the average (93 pages: the 8-column tasks of the key
+  // cache are whole cut steps, and the fill-only tasks past a row tile's visible blocks carry cost but no
+  // page; the first cut past fixed targets, on 32-column tasks, left it at 94).
   uint64_t prefillPages = 0, busiestPrefill = 0;
   for (const CoreLoad &l : CoreLoads(prefill, plan)) {
     prefillPages += l.pages;
     busiestPrefill = std::max(busiestPrefill, l.pages);
   }
   CHECK_EQ(prefillPages, 2112u);
-  CHECK(busiestPrefill <= 2112 / 24 + kCutCols / 2);
+  CHECK(busiestPrefill <= 2112 / 24 + kCutCols);
+  CheckCoverage(prefill, "prefill-4K-key-cache");
+  // The same prefill with int8 keys, and requests of one token tile each (speculative decode, 4 x 4 tokens
+  // at 64K), keep wide tiles without the cache.
+  Call prefillInt8 = MakeCall(msa::Layout::kBBND, 4, 1, 128, {4096}, {4096}, 0, true, 64);
+  CHECK(Plan(prefillInt8, &plan).ok());
+  CHECK(plan.data.keyCache == 0 && plan.data.tileCols == kTileCols);
+  std::vector<int32_t> q4(4, 4), kv4(4, 65536);
+  Call speculative = MakeCall(msa::Layout::kBBND, 4, 1, 128, q4, kv4, 0, false, 512);
+  CHECK(Plan(speculative, &plan).ok());
+  CHECK_EQ(plan.data.keyCache, 0);
+  // Two token tiles per request on average is the threshold (32 tokens per tile at N1 4, N2 1).
+  Call twoTiles = MakeCall(msa::Layout::kBBND, 4, 1, 128, {64, 64}, {256, 256}, 0, false, 64);
+  CHECK(Plan(twoTiles, &plan).ok());
+  CHECK_EQ(plan.data.keyCache, 1);
+  CheckCoverage(twoTiles, "two-token-tiles-key-cache");
+  Call fewer = MakeCall(msa::Layout::kBBND, 4, 1, 128, {63, 64}, {256, 256}, 0, false, 64);
+  CHECK(Plan(fewer, &plan).ok());
+  CHECK_EQ(plan.data.keyCache, 0);
 
   for (uint32_t rows = 1; rows <= kCubeRows; ++rows) {
     CHECK(StagePages(rows) >= 1);

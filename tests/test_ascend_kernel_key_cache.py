@@ -1,0 +1,107 @@
+"""Prefill's key pages kept in L1 by the Ascend kernel's Cube (docs/ascend.md, "Prefill's key pages read once
+per core"), on the CPU model against the reference.
+
+With 16-bit keys and requests of at least two token tiles on average, the tasks are 8 columns wide (one L1
+slot per column) and every core runs its share column tile by column tile, so each key page of a request is
+copied from GM once per core and the other row tiles of the share multiply it out of L1. The counters show it:
+a core's MTE2 bytes are its S reads (as many as the Fixpipe wrote), its query tiles and its key pages, and
+the key pages come to each page once on one core."""
+import numpy as np
+import pytest
+
+from ms_msa.testing import ascend_model, cases, dtypes
+from ms_msa.testing.numeric import assert_accepted
+
+PAGE = 128
+CACHE_COLS = 8  # kKeyCacheCols
+
+
+def _geometry(case):
+    """(tokens per task, [(request, token tile begin, tokens, visible blocks of its last token)])."""
+    fold = case.heads if case.kv_heads == 1 else 1
+    per_tile = 128 // fold
+    tiles = []
+    for b, (q, kv) in enumerate(zip(case.q_lens, case.kv_lens)):
+        for begin in range(0, q, per_tile):
+            tokens = min(per_tile, q - begin)
+            end = min(kv, max(0, kv - q + begin + tokens)) if case.sparse_mode == 3 else kv
+            tiles.append((b, begin, tokens, -(-end // PAGE)))
+    return fold, tiles
+
+
+def _query_bytes(case, fold, tiles):
+    """The Cube's query tiles: one per task with a computed column (tokens x the folded heads x D, 2 bytes)."""
+    groups = case.heads // fold
+    total = 0
+    for _, _, tokens, visible in tiles:
+        tasks = -(-visible // CACHE_COLS)  # column tiles with a visible block
+        total += groups * tasks * tokens * fold * case.head_dim * 2
+    return total
+
+
+def _page_bytes(case, b, col):
+    return min(PAGE, case.kv_lens[b] - col * PAGE) * case.head_dim * 2
+
+
+def _run(case, aic_cores):
+    return _run_inputs(case, cases.build_inputs(case), aic_cores)
+
+
+def _run_inputs(case, inputs, aic_cores):
+    run = ascend_model.KernelRun()
+    out = ascend_model.msa_index_score(*cases.call_args(inputs), **case.attrs(), aic_cores=aic_cores, run=run)
+    assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
+    return run
+
+
+def _key_bytes(run, case, fold, tiles):
+    total = {k: sum(c[k] for c in run.counters) for k in ("mte2_bytes", "fix_gm_bytes")}
+    return total["mte2_bytes"] - total["fix_gm_bytes"] - _query_bytes(case, fold, tiles)
+
+
+PREFILL = cases.Case("key-cache-prefill", 4, 128, 16, (320,), (1100,), dtype="bfloat16")
+TWO_REQUESTS = cases.Case("key-cache-two-requests", 4, 128, 24, (160, 96), (1100, 700), start_loc=(3, 1))
+
+
+@pytest.mark.parametrize("case", [PREFILL, TWO_REQUESTS], ids=lambda c: c.name)
+def test_one_core_reads_each_key_page_once(case):
+    """On one core every visible page of every request comes from GM exactly once (the last one partial),
+    though each of its row tiles multiplies it; the row tiles' reads without the cache would be several times
+    that."""
+    fold, tiles = _geometry(case)
+    run = _run(case, aic_cores=1)
+    assert run.cores == 1
+    pages = {(b, col) for b, _, _, visible in tiles for col in range(visible)}
+    once = sum(_page_bytes(case, b, col) for b, col in pages)
+    per_task = sum(_page_bytes(case, b, col) for b, _, _, visible in tiles for col in range(visible))
+    assert per_task >= 3 * once
+    assert _key_bytes(run, case, fold, tiles) == once
+
+
+def test_cores_read_each_page_at_most_once_each():
+    """Split over cores, a page is read once by each core whose share needs it: at least once in all, at most
+    once per core, and far less than once per row tile."""
+    case = PREFILL
+    fold, tiles = _geometry(case)
+    run = _run(case, aic_cores=3)
+    assert run.cores == 3
+    pages = {(0, col) for _, _, _, visible in tiles for col in range(visible)}
+    once = sum(_page_bytes(case, b, col) for b, col in pages)
+    per_task = sum(_page_bytes(case, 0, col) for _, _, _, visible in tiles for col in range(visible))
+    key_bytes = _key_bytes(run, case, fold, tiles)
+    assert once <= key_bytes <= run.cores * once < per_task
+
+
+def test_a_page_seen_whole_after_part_of_it_is_copied_again():
+    """Two requests on the same three physical pages, the first seeing 44 keys of the last one and the second
+    all 128: the second's last page is in the slot with the same offset but fewer keys, so it is copied again
+    (the slot's other rows were never loaded), and both requests meet the reference."""
+    case = cases.Case("key-cache-shared-pages", 4, 128, 3, (96, 96), (300, 384), start_loc=(2, 2))
+    inputs = cases.build_inputs(case)
+    table = np.array([[0, 1, 2], [0, 1, 2]], np.int32)
+    inputs.values["block_table"] = table
+    inputs.tensors["block_table"] = dtypes.to_tensor(table, "int32")
+    fold, tiles = _geometry(case)
+    run = _run_inputs(case, inputs, aic_cores=1)
+    page = PAGE * case.head_dim * 2
+    assert _key_bytes(run, case, fold, tiles) == 3 * page + 44 * case.head_dim * 2
