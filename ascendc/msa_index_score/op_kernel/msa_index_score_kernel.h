@@ -862,26 +862,16 @@ class MsaIndexScoreKernel {
     bool exact = true;
     if (myRows > 0) {
       const uint32_t d = t_->headDim;
-      LocalTensor<QT> raw = int8InQue_.AllocTensor<QT>();
-      DataCopyExtParams in;
-      in.blockCount = static_cast<uint16_t>(myRows);
-      in.blockLen = d * sizeof(QT);
-      in.srcStride = static_cast<uint32_t>((t_->cubeRowStride - d) * sizeof(QT));
-      in.dstStride = 0;
-      in.rsv = 0;
-      DataCopyPadExtParams<QT> pad{false, 0, 0, 0};
-      DataCopyPad(raw, queryGm_[QueryRowOffset(task, myRowBegin)], in, pad);
-      int8InQue_.EnQue(raw);
-      raw = int8InQue_.DeQue<QT>();
+      // The rows in fp32 (exact) in the range check's query buffer; the digits' remainders overwrite them
+      // (a recompute of this task loads them again).
+      range_.LoadQueryRows(queryGm_[QueryRowOffset(task, myRowBegin)], t_->cubeRowStride, myRows, d);
+      LocalTensor<float> x = range_.QueryRows();  // [myRows, d]: the rows, then their remainders
       // Scratch in range_'s page buffer, free until the task's first page of scores (as for staging):
-      LocalTensor<float> x = range_.PageScores();        // [myRows, d]: the rows, then their remainders
-      LocalTensor<float> digit = x[kDigitTaskRows * d];  // [d]: one digit of one row
-      LocalTensor<float> mag = digit[d];                  // [myRows, d]: |x|
+      LocalTensor<float> digit = range_.PageScores();  // [d]: one digit of one row
+      LocalTensor<float> mag = digit[d];                // [myRows, d]: |x|
       LocalTensor<float> maxAbs = mag[kDigitTaskRows * d];  // one per row
       LocalTensor<half> digitHalf = maxAbs[kFloatsPerRepeat].template ReinterpretCast<half>();  // [d]
-      Cast(x, raw, RoundMode::CAST_NONE, myRows * d);  // exact
-      PipeBarrier<PIPE_V>();
-      int8InQue_.FreeTensor(raw);
+      PipeBarrier<PIPE_V>();  // the rows are widened
       RowMaxAbs(maxAbs, mag, x, myRows, d);
       SetFlag<HardEvent::V_S>(evDigitsRead_);
       WaitFlag<HardEvent::V_S>(evDigitsRead_);

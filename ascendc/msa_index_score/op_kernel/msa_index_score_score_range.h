@@ -129,6 +129,10 @@ class ScoreRange {
     queryInQue_.FreeTensor(raw);
   }
 
+  // The rows LoadQueryRows loaded, [rows, d] in fp32. A caller may overwrite them (the int8 query digits
+  // do); the recompute loads them again before it reads them.
+  __aicore__ inline LocalTensor<float> QueryRows() { return queryBuf_.Get<float>(); }
+
   // Scores of `keys` keys (from `key`, `keyRowStride` elements apart) against the loaded query rows,
   // in fp32 into PageScores() ([rows, pageKeys]; later keys untouched). kExactKeys keys at a time; per
   // row, a product with the row broadcast over the chunk (repeat stride 0), the two halves of D added,
