@@ -105,3 +105,19 @@ def test_a_page_seen_whole_after_part_of_it_is_copied_again():
     run = _run_inputs(case, inputs, aic_cores=1)
     page = PAGE * case.head_dim * 2
     assert _key_bytes(run, case, fold, tiles) == 3 * page + 44 * case.head_dim * 2
+
+
+@pytest.mark.parametrize("case", [
+    cases.Case("key-cache-gqa", 4, 128, 16, (300,), (700,), kv_heads=2, dtype="bfloat16"),
+    cases.Case("key-cache-gqa-tnd", 8, 64, 16, (260, 300), (700, 300), kv_heads=4, layout="TND"),
+    cases.Case("key-cache-bnbd-sparse0", 4, 96, 12, (100, 90), (900, 90), layout="BNBD", sparse_mode=0,
+               local_blocks=0),
+], ids=lambda c: c.name)
+@pytest.mark.parametrize("aic_cores", [1, 3])
+def test_key_cache_across_layouts_and_key_heads(case, aic_cores):
+    """The cache keys its slots by the key tensor's offset, which names the key head and, in TND, the request's
+    rows: one query head per Cube row group (GQA, several key heads), TND and BNBD, sparse_mode 0 (every token
+    sees every key), D 64 and 96, on one core and split over three, meet the reference."""
+    fold, tiles = _geometry(case)
+    assert len(tiles) >= 2 * len(case.q_lens)  # two token tiles per request on average: the cache is on
+    _run(case, aic_cores)
