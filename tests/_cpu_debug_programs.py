@@ -60,3 +60,22 @@ def values(stdout, name):
         if line.split()[:1] == [name]:
             return np.array([float(v) for v in line.split()[1:]])
     raise AssertionError(f"no '{name}' line in {stdout!r}")
+
+
+def sync_sites(run_program, path, *args):
+    """Every sync call site ("file:line:api") one run of `run_program(*args, **env)` executes, as the model
+    writes them to ASCEND_MODEL_SYNC_SITES_OUT=path."""
+    run_program(*args, ASCEND_MODEL_SYNC_SITES_OUT=path)
+    with open(path) as f:
+        return [s for s in f.read().split() if s]
+
+
+def drops_unnoticed(run_program, sites, *args, pattern=r"hazard:|hang:|flag still set"):
+    """The sites whose drop (ASCEND_MODEL_SKIP_SYNC_SITE) does not stop the run with a report matching `pattern`:
+    [(site, exit code, the end of stderr)]."""
+    unnoticed = []
+    for site in sites:
+        res = run_program(*args, expect_ok=False, ASCEND_MODEL_SKIP_SYNC_SITE=site)
+        if res.returncode != 1 or not re.search(pattern, res.stderr):
+            unnoticed.append((site, res.returncode, res.stderr[-300:]))
+    return unnoticed

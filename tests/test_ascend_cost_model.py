@@ -88,6 +88,29 @@ def test_fixpipe_bytes_bracket():
     assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["fix_per_core"]
 
 
+def test_fixpipe_into_l1_and_the_cube_cores_mte3():
+    """A Fixpipe into L1 is priced at L0C_TO_L1 on the same FIX pipe as the Fixpipes into GM (their times add),
+    and the Cube core's MTE3 copy of it to GM at L1_TO_GM, an engine of its own beside the Vector cores' MTE3:
+    1 MiB of fp32 scores, 3/4 written to GM as fp16 and 1/4 through L1 (then 128 KiB L1 -> GM)."""
+    n = 1 << 20
+    gm, l1 = 3 * n // 4, n // 4
+    c = zero(fix_bytes=n, fix_gm_bytes=gm // 2, fix_l1_bytes=l1 // 2, fix_l1_read_bytes=l1,
+             mte3_bytes=l1 // 2 + 4096, mte3_l1_bytes=l1 // 2)
+    est = ac.estimate([c], "A3", compulsory_bytes=0, ring_depth=1)
+    fast = (gm // 2) / (70 * 2**30) + (l1 // 2) / (128 * 2**30)
+    slow = gm / (70 * 2**30) + l1 / (128 * 2**30)
+    assert (l1 // 2) / (32 * 2**30) < fast   # the L1 -> GM copy hides under the Fixpipe here
+    assert est.bound_low == est.bound_high == "FIX"
+    assert est.low == pytest.approx(1e-6 + fast) and est.high == pytest.approx(5e-6 + slow)
+    # half through L1: the Cube core's MTE3 binds (256 KiB at 32 GiB/s), not the Vector cores' 4 KiB
+    c2 = zero(fix_bytes=n, fix_gm_bytes=n // 4, fix_l1_bytes=n // 4, fix_l1_read_bytes=n // 2,
+              mte3_bytes=n // 4 + 4096, mte3_l1_bytes=n // 4)
+    est2 = ac.estimate([c2], "A3", compulsory_bytes=0, ring_depth=1)
+    assert est2.bound_low == "MTE3(AIC)"
+    assert est2.low == pytest.approx(1e-6 + (n // 4) / (32 * 2**30))
+    assert "L0C_TO_L1" in ac.RATE_SOURCES["fix_l1_per_core"] and "L1_TO_GM" in ac.RATE_SOURCES["mte3_l1_per_core"]
+
+
 def test_vector_repeats_priced_per_instruction():
     """Counts that name their instructions are priced by each one's slope (pto-isa's profile): 640 repeats
     of an fp32 Mul are [2.0, 2.14] cycles each, 64 of WholeReduceMax 7, and an instruction the profile lacks

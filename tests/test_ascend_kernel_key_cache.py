@@ -5,7 +5,8 @@ With 16-bit keys and requests of at least two token tiles on average, the tasks 
 slot per column) and every core runs its share column tile by column tile, so each key page of a request is
 copied from GM once per core and the other row tiles of the share multiply it out of L1. The counters show it:
 a core's MTE2 bytes are its S reads (as many as the Fixpipe wrote), its query tiles and its key pages, and
-the key pages come to each page once on one core."""
+the key pages come to each page once on one core. The S-tiles of these calls are NZ, and the last 3 of each 8
+pages go through L1 (docs/ascend.md, "Prefill's scores out of L0C by two paths")."""
 import numpy as np
 import pytest
 
@@ -55,8 +56,10 @@ def _run_inputs(case, inputs, aic_cores):
 
 
 def _key_bytes(run, case, fold, tiles):
-    total = {k: sum(c[k] for c in run.counters) for k in ("mte2_bytes", "fix_gm_bytes")}
-    return total["mte2_bytes"] - total["fix_gm_bytes"] - _query_bytes(case, fold, tiles)
+    """MTE2's bytes less the S-tiles read back (what the Fixpipe wrote to GM and the Cube's MTE3 copied there
+    from L1) and the query tiles."""
+    total = {k: sum(c[k] for c in run.counters) for k in ("mte2_bytes", "fix_gm_bytes", "mte3_l1_bytes")}
+    return total["mte2_bytes"] - total["fix_gm_bytes"] - total["mte3_l1_bytes"] - _query_bytes(case, fold, tiles)
 
 
 PREFILL = cases.Case("key-cache-prefill", 4, 128, 16, (320,), (1100,), dtype="bfloat16")
@@ -76,6 +79,42 @@ def test_one_core_reads_each_key_page_once(case):
     per_task = sum(_page_bytes(case, b, col) for b, _, _, visible in tiles for col in range(visible))
     assert per_task >= 3 * once
     assert _key_bytes(run, case, fold, tiles) == once
+
+
+def _routed(pages):
+    """RoutedPages of the tiling header: the last 3 of 8 pages of an S-tile (rounded) go through L1."""
+    return (pages * 3 + 4) // 8
+
+
+@pytest.mark.parametrize("case", [PREFILL, TWO_REQUESTS], ids=lambda c: c.name)
+def test_scores_leave_l0c_by_two_paths(case):
+    """With the key cache the Fixpipe writes the last RoutedPages(n) pages of each task's S-tile (n computed
+    pages, one S-tile per 8-column task) into L1 and the Cube core's MTE3 copies them to the ring; the others
+    go straight to GM. Counted on one core, every page of `rows` rows is rows x 128 fp16 scores: the routed
+    ones are what the Fixpipe wrote into L1, read from L1 by MTE3 and read from L0C for L1 (fp32)."""
+    fold, tiles = _geometry(case)
+    run = _run(case, aic_cores=1)
+    total = {k: sum(c[k] for c in run.counters) for k in ascend_model.COUNTER_NAMES}
+    routed = direct = 0
+    for _, _, tokens, visible in tiles:
+        page = tokens * fold * PAGE * 2
+        for col in range(0, visible, CACHE_COLS):
+            n = min(CACHE_COLS, visible - col)
+            routed += _routed(n) * page * (case.heads // fold)
+            direct += (n - _routed(n)) * page * (case.heads // fold)
+    assert routed > 0
+    assert total["fix_l1_bytes"] == total["mte3_l1_bytes"] == routed
+    assert total["fix_l1_read_bytes"] == 2 * routed          # fp32 out of L0C
+    assert total["fix_gm_bytes"] == direct
+
+
+def test_decode_routes_nothing_through_l1():
+    """Without the key cache (decode: one token a request) every S-tile leaves the Fixpipe for GM row-major."""
+    case = cases.Case("key-cache-off-decode", 4, 128, 16, (1, 1), (1100, 700), dtype="bfloat16")
+    run = _run(case, aic_cores=3)
+    total = {k: sum(c[k] for c in run.counters) for k in ascend_model.COUNTER_NAMES}
+    assert total["fix_gm_bytes"] > 0
+    assert total["fix_l1_bytes"] == total["mte3_l1_bytes"] == total["fix_l1_read_bytes"] == 0
 
 
 def test_cores_read_each_page_at_most_once_each():

@@ -25,12 +25,14 @@ _SYNC = re.compile(r"\b(CrossCoreSetFlag|CrossCoreWaitFlag|SetFlag|WaitFlag|Pipe
 # query buffers reused, and (scores beyond fp16's range, several tasks on one core) the range check
 # and the fp32 recompute, of 16-bit and of int8 keys, (int8-key decode) the query's int8 digits, held
 # and not held, and (prefill of two requests, several token tiles each) the Cube's key cache in L1 and its
-# fence. (case name, AI cores of the chip)
+# fence, and (the same on one AI core) the scores routed through L1 with their buffers reused.
+# (case name, AI cores of the chip)
 CHIP = ascend_model.DEFAULT_AIC_CORES
 SYNC_CASES = [("L1-prefill-unaligned", CHIP), ("L1-int8-dequant", CHIP), ("X-gqa-n2-4-tnd-int8", CHIP),
               ("X-bf16-int8", CHIP), ("L0-wide-table-257", CHIP), ("L1-decode-speculative", CHIP),
               ("L1-decode-lq1", 1), ("X-fp16-scores-overflow", 1), ("X-bf16-int8-scores-overflow", 1),
-              ("X-int8-decode-m3", CHIP), ("X-int8-decode-digits-inexact", 1), ("L1-prefill-multi-mtile", CHIP)]
+              ("X-int8-decode-m3", CHIP), ("X-int8-decode-digits-inexact", 1), ("L1-prefill-multi-mtile", CHIP),
+              ("L1-prefill-multi-mtile", 1)]
 
 
 def _sync_sites_in_source():
@@ -105,22 +107,33 @@ def test_unedited_copy_passes(tmp_path):
     assert_accepted(out, inputs.run_reference(), case.fill_value, case.name)
 
 
-def test_transfer_grown_past_its_buffer_is_reported(tmp_path):
-    # Each Vector core copies one row more of the S-tile than its rows: 65 rows into 64.
-    variant = _variant(tmp_path, [("DataCopy(result, stageGm_[at], myRows * kPageKeys);",
-                                   "DataCopy(result, stageGm_[at], (myRows + 1) * kPageKeys);")])
-    with pytest.raises(ascend_model.ModelError, match=r"DataCopy.*out of bounds.*resultInQue_"):
-        _run("L0-prefill-aligned", kernel=variant)
+# A prefill without the key cache (one token tile per request: row-major S-tiles) and one with it (NZ S-tiles,
+# some pages through L1); 128-row tasks in both, 64 rows per Vector core.
+ROW_MAJOR_PREFILL, NZ_PREFILL = "L1-prefill-unaligned", "L0-prefill-aligned"
 
 
-@pytest.mark.parametrize("edit", [
-    ("    qLoad.srcStride = rowsAligned / kFractal;", "    qLoad.srcStride = 1;"),  # LoadData (query, L1 -> L0A)
-    ("    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile",
-     "    fix.dstStride = kPageKeys / 2;"),  # Fixpipe (L0C -> GM)
-], ids=["loaddata-srcstride", "fixpipe-dststride"])
-def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit):
+@pytest.mark.parametrize("edit,name", [
+    # Each Vector core copies one row more of the S-tile than its rows: 65 rows into 64 ...
+    (("DataCopy(result, stageGm_[at], myRows * kPageKeys);", "DataCopy(result, stageGm_[at], (myRows + 1) * kPageKeys);"),
+     ROW_MAJOR_PREFILL),
+    # ... or of each of the 8 column groups of an NZ page.
+    (("static_cast<uint16_t>(myRows),", "static_cast<uint16_t>(myRows + 1),"), NZ_PREFILL),
+], ids=["row-major", "nz"])
+def test_transfer_grown_past_its_buffer_is_reported(tmp_path, edit, name):
     variant = _variant(tmp_path, [edit])
-    case, inputs, out = _run("L0-prefill-aligned", kernel=variant)
+    with pytest.raises(ascend_model.ModelError, match=r"DataCopy.*out of bounds.*resultInQue_"):
+        _run(name, kernel=variant)
+
+
+@pytest.mark.parametrize("edit,name", [
+    (("    qLoad.srcStride = rowsAligned / kFractal;", "    qLoad.srcStride = 1;"), NZ_PREFILL),  # LoadData (query)
+    (("    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile",
+      "    fix.dstStride = kPageKeys / 2;"), ROW_MAJOR_PREFILL),  # Fixpipe (L0C -> GM, row-major)
+    (("      fix.dstStride = rows;  // NZ", "      fix.dstStride = rows / 2;  // NZ"), NZ_PREFILL),  # Fixpipe (NZ)
+], ids=["loaddata-srcstride", "fixpipe-dststride", "fixpipe-nz-dststride"])
+def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit, name):
+    variant = _variant(tmp_path, [edit])
+    case, inputs, out = _run(name, kernel=variant)
     assert mismatches(out, inputs.run_reference(), case.fill_value).any()
 
 

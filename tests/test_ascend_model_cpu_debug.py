@@ -7,6 +7,7 @@ is shown necessary by dropping it (ASCEND_MODEL_SKIP_SYNC_SITE) or moving a flag
 covers; each rule the model enforces stops a run with its message.
 
 Kernels: tests/cpp/ascend_model_cpu_debug_test.cc; the vector-only example: ascendc/cpu_model/examples/."""
+import functools
 import os
 import re
 import shlex
@@ -16,7 +17,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from _cpu_debug_programs import program_env
+from _cpu_debug_programs import drops_unnoticed, program_env, sync_sites
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(REPO, "ascendc", "cpu_model")
@@ -81,22 +82,11 @@ def _values(stdout, name):
     raise AssertionError(f"no '{name}' line in {stdout!r}")
 
 
-def _sync_sites(programs, *args):
-    """Every sync call site the scenario runs ("file:line:api")."""
-    path = os.path.join(programs["dir"], "sites.txt")
-    _run(programs, *args, ASCEND_MODEL_SYNC_SITES_OUT=path)
-    with open(path) as f:
-        return [s for s in f.read().split() if s]
-
-
 def _assert_every_sync_needed(programs, *args, min_sites=1):
-    sites = _sync_sites(programs, *args)
+    run_program = functools.partial(_run, programs)
+    sites = sync_sites(run_program, os.path.join(programs["dir"], "sites.txt"), *args)
     assert len(sites) >= min_sites, sites
-    unnoticed = []
-    for site in sites:
-        res = _run(programs, *args, expect_ok=False, ASCEND_MODEL_SKIP_SYNC_SITE=site)
-        if res.returncode != 1 or not re.search(r"hazard:|hang:|flag still set", res.stderr):
-            unnoticed.append((site, res.returncode, res.stderr[-300:]))
+    unnoticed = drops_unnoticed(run_program, sites, *args)
     assert not unnoticed, unnoticed
 
 

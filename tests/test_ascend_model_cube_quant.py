@@ -13,7 +13,10 @@ documents (asc-devkit, docs/zh/api/SIMD-API/基础API/) say, checked here with n
   矩阵搬出关键特性说明/随路量化.md (table 1: the uint64_t word: bits 0-31 M1 used as (1, 8, 10), i.e. bits 0-12
   dropped; 32-35 N (+1); 36 MCB; 37-45 Offset; 46 Sign) and 随路量化与随路ReLU场景组合.md (M1 for x >= 0,
   M2 = M1 without ReLU and 0 with it), NZ2NZ.md (the NZ output layout), scalar (deqScalar /
-  SetFixpipePreQuantFlag) and vector (cbufWorkspace in L1 / SetFixPipeConfig on the Fixpipe Buffer) modes.
+  SetFixpipePreQuantFlag) and vector (cbufWorkspace in L1 / SetFixPipeConfig on the Fixpipe Buffer) modes;
+* 矩阵计算（ISASI）/矩阵计算的搬出/Fixpipe（L0C到L1数据搬运）.md (A2/A3: FixpipeParamsV220, NZ out, dstStride in
+  32-byte units, no NoQuant: "此通路不支持NoQuant"; ndNum and the ND strides act on the GM path only) and
+  DataCopy（L1ToGM连续数据搬运）.md (L1 -> GM as it is, on MTE3 as CANN's copy_cbuf_to_gm);
   Rounding to int8_t / uint8_t is CAST_RINT (round half to even) with saturation by the Sign bit; DEQF16
   rounds to half with RINT.
 
@@ -22,6 +25,7 @@ shift) stop the run, as tested below. Every sync call of the quantising scenario
 dropping it (ASCEND_MODEL_SKIP_SYNC_SITE).
 
 Kernels: tests/cpp/ascend_model_cube_quant_test.cc."""
+import functools
 import os
 import re
 import shutil
@@ -30,7 +34,7 @@ import struct
 import numpy as np
 import pytest
 
-from _cpu_debug_programs import build, run as _run, stopped as _stopped
+from _cpu_debug_programs import build, drops_unnoticed, run as _run, stopped as _stopped, sync_sites
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_SRC = os.path.join(REPO, "tests", "cpp", "ascend_model_cube_quant_test.cc")
@@ -147,6 +151,63 @@ def test_nz2nz_output(program, kernel, path, n_out):
     np.testing.assert_array_equal(got, want)
 
 
+# --- Fixpipe into L1 (then L1 -> GM as it is) -------------------------------------------------------------------------
+
+def _nz(c):
+    return c.reshape(M, N // 16, 16).transpose(1, 0, 2).reshape(-1)
+
+
+@pytest.mark.parametrize("kernel,quant,word,dtype", [
+    ("f16_f16", F322F16, 0, np.float16),
+    ("f16_bf16", F322BF16, 0, None),
+    ("i8_f16", DEQF16, _f32_bits(0.3), np.float16),
+    ("i8_f16", VDEQF16, 0, np.float16),
+])
+def test_fixpipe_into_l1_writes_nz(program, kernel, quant, word, dtype):
+    """Fixpipe L0C -> L1 writes the NZ layout of NZ2NZ.md (element g * M * 16 + m * 16 + n % 16) with the
+    conversion of its quantPre, which the L1 -> GM copy carries out unchanged: the same values as NZ2NZ
+    straight to GM would hold."""
+    c = _c("i8" if kernel.startswith("i8") else "f16")
+    if quant == DEQF16:
+        got = _out(program, kernel, "l1", quant, 0, f"{word:x}")
+        want = _quant(c, [word] * N, 0, "deqf16", dtype)
+    elif quant == VDEQF16:  # one word per column, from cbufWorkspace
+        got = _out(program, kernel, "l1", quant, 0, 0, "0", 0)
+        want = _quant(c, _words(0), 0, "deqf16", dtype)
+    else:
+        got = _out(program, kernel, "l1", quant, 0, 0)
+        want = c.astype(np.float32) if dtype is None else c.astype(dtype)
+    if dtype is None:  # bf16: the products are small integers, exact in bfloat16
+        np.testing.assert_array_equal(got, _nz(want).astype(np.float64))
+    else:
+        np.testing.assert_array_equal(got, _nz(np.asarray(want)).astype(np.float64))
+
+
+def test_fixpipe_into_l1_counts_apart(program, tmp_path):
+    """The FIX bytes into L1 and the MTE3 bytes out of it are counted apart (the cost model prices them at
+    their own rates; ASCEND_MODEL_COUNTS_OUT writes the cores' counters)."""
+    out = str(tmp_path / "counts.txt")
+    _run(program, "f16_f16", "l1", F322F16, 0, 0, ASCEND_MODEL_COUNTS_OUT=out)
+    counts = {}
+    for line in open(out).read().splitlines():
+        core, name, value = line.split()
+        counts[name] = counts.get(name, 0) + int(value)
+    assert counts["fixL1Bytes"] == M * N * 2 and counts["fixL1ReadBytes"] == M * N * 4, counts
+    assert counts["mte3L1Bytes"] == M * N * 2 == counts["mte3Bytes"] and counts["fixGmBytes"] == 0, counts
+
+
+def test_every_sync_of_the_l1_path_is_needed(program, tmp_path):
+    """... -> Fixpipe into L1 with vector dequantisation (FIX) -> DataCopy L1 -> GM (MTE3): dropping any sync call
+    stops the run, FIX -> MTE3 among them (a RAW on the L1 bytes)."""
+    args = ("i8_f16", "l1", VDEQF16, 0, 0, "0", 0)  # the words in cbufWorkspace: MTE2 -> FIX is needed too
+    run_program = functools.partial(_run, program)
+    sites = sync_sites(run_program, str(tmp_path / "sites.txt"), *args)
+    src = open(TEST_SRC).read().splitlines()
+    assert any("FIX_MTE3" in src[int(s.split(":")[-2]) - 1] for s in sites), sites
+    unnoticed = drops_unnoticed(run_program, sites, *args, pattern=r"hazard:|hang:")
+    assert not unnoticed, unnoticed
+
+
 # --- scalar quantisation: Fixpipe deqScalar and DataCopy + SetFixpipePreQuantFlag --------------------------------
 
 SCALAR_CASES = [
@@ -243,26 +304,17 @@ def test_every_sync_of_the_quantising_paths_is_needed(program, tmp_path, path, k
     """GM -> L1 (MTE2) -> LoadData (MTE1) -> Mmad (M) -> Fixpipe / DataCopy L0C -> GM (FIX), and the words GM ->
     L1 (MTE2) -> Fixpipe Buffer / cbufWorkspace read (FIX): dropping any one of the 8 sync calls stops the run."""
     args = (kernel, path, quant, 0, 0, f"{SIGN:x}", 0)
-    sites_file = str(tmp_path / "sites.txt")
-    _run(program, *args, ASCEND_MODEL_SYNC_SITES_OUT=sites_file)
-    with open(sites_file) as f:
-        sites = [s for s in f.read().split() if s]
+    run_program = functools.partial(_run, program)
+    sites = sync_sites(run_program, str(tmp_path / "sites.txt"), *args)
     assert len(sites) == 8, sites
-    unnoticed = []
-    for site in sites:
-        res = _run(program, *args, expect_ok=False, ASCEND_MODEL_SKIP_SYNC_SITE=site)
-        if res.returncode != 1 or not re.search(r"hazard:|hang:", res.stderr):
-            unnoticed.append((site, res.returncode, res.stderr[-300:]))
+    unnoticed = drops_unnoticed(run_program, sites, *args, pattern=r"hazard:|hang:")
     assert not unnoticed, unnoticed
 
 
 def test_dropping_mte2_fix_is_a_raw_on_the_quantisation_words(program):
     """Without MTE2 -> FIX, the FIX read of the words in L1 races the MTE2 copy that wrote them."""
-    sites_file = os.path.join(program["dir"], "sites_fix.txt")
     args = ("f16_i8", "fix", VQF322B8_PRE, 0, 0, f"{SIGN:x}", 0)
-    _run(program, *args, ASCEND_MODEL_SYNC_SITES_OUT=sites_file)
-    with open(sites_file) as f:
-        sites = [s for s in f.read().split() if s]
+    sites = sync_sites(functools.partial(_run, program), os.path.join(program["dir"], "sites_fix.txt"), *args)
     src = open(TEST_SRC).read().splitlines()
     mte2_fix = [s for s in sites if "MTE2_FIX" in src[int(s.split(":")[-2]) - 1] and s.endswith(":WaitFlag")]
     assert len(mte2_fix) == 1, sites
@@ -280,6 +332,8 @@ def test_dropping_mte2_fix_is_a_raw_on_the_quantisation_words(program):
     (("f16_i8", "fix", REQ8, 0, "3f800000"), r"quantPre 7 from float to int8_t is not modelled: not an A2/A3 combination"),
     (("f16_i8", "fix_nz", QF322B8_PRE, 0, "3f800000"), r"NZ output of 1-byte types \(Int8 Channel Merge\) is not "
                                                        r"modelled"),
+    (("f16_f16", "l1_row", F322F16, 0, "0"), r"NZ2ND \(CFG_ROW_MAJOR\) into L1 is not available on A2/A3"),
+    (("f16_f32", "l1", NO_QUANT, 0, "0"), r"quantPre NoQuant into L1: the document says this path does not support"),
     (("i8_i8", "dc", VREQ8, 0, "0", "4000", "64"), r"DataCopy\(local->local, DataCopyParams\) .*dst .* must be "
                                                   r"128-byte aligned"),
     (("i8_i8", "dc", VREQ8, 0, "0", "4000", "1920"), r"out of capacity: bytes \[1920, 2176\) exceed the 2048 bytes "

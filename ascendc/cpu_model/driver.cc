@@ -117,11 +117,11 @@ extern "C" {
 // instead of the built-in one of the dtype column (a kernel built separately against this library's
 // runtime), or null. Output: `score` (score_elems floats, the shape
 // the rules infer), per-core counters (kCounters uint64 per core: MTE1, MTE2, MTE3, FIX bytes read, FIX
-// bytes written to GM, Cube fractal-MACs, vector repeats, cross-core sets) up to counters_cap cores, the
-// cores launched.
+// bytes written to GM, Cube fractal-MACs, vector repeats, cross-core sets, FIX bytes written to L1, the L0C
+// bytes those Fixpipes read, MTE3 bytes read from L1) up to counters_cap cores, the cores launched.
 // Returns 0, or 1 (the model stopped the run: message), 2 / 3 (a TypeError / ValueError of the
 // rules: message), 4 (a bad call of this API: message).
-constexpr int kCounters = 8;  // ms_msa/testing/ascend_model.py COUNTER_NAMES, in this order
+constexpr int kCounters = 11;  // ms_msa/testing/ascend_model.py COUNTER_NAMES, in this order
 
 __attribute__((visibility("default"))) int ascend_model_msa_index_score(
     const char *const *dtype_names, const int32_t *ndims, const int64_t *dims, const void *const *data, const char *layout_key,
@@ -238,7 +238,8 @@ __attribute__((visibility("default"))) int ascend_model_msa_index_score(
   for (size_t c = 0; c < r.counters.size() && static_cast<int64_t>(c) < counters_cap; ++c) {
     const ascend_model::CoreCounters &k = r.counters[c];
     const uint64_t values[kCounters] = {k.mte1Bytes,       k.mte2Bytes,     k.mte3Bytes,    k.fixBytes,
-                                        k.fixGmBytes,      k.cubeFractalMacs, k.vectorRepeats, k.crossCoreSets};
+                                        k.fixGmBytes,      k.cubeFractalMacs, k.vectorRepeats, k.crossCoreSets,
+                                        k.fixL1Bytes,      k.fixL1ReadBytes,  k.mte3L1Bytes};
     std::memcpy(counters + c * kCounters, values, sizeof(values));
   }
   if (!r.ok) {

@@ -18,6 +18,9 @@ namespace ascend_model {
 struct CoreCounters {
   uint64_t mte1Bytes = 0, mte2Bytes = 0, mte3Bytes = 0, fixBytes = 0;
   uint64_t fixGmBytes = 0;  // bytes FIX writes to GM (fixBytes counts what it reads from L0C)
+  uint64_t fixL1Bytes = 0;      // bytes FIX writes to L1 (Fixpipe L0C -> L1)
+  uint64_t fixL1ReadBytes = 0;  // the L0C bytes those Fixpipes read (part of fixBytes)
+  uint64_t mte3L1Bytes = 0;     // bytes MTE3 reads from L1 (DataCopy L1 -> GM on the Cube core; part of mte3Bytes)
   uint64_t cubeFractalMacs = 0;
   uint64_t vectorRepeats = 0;
   std::map<std::string, uint64_t> vectorOps;  // the same repeats per instruction (CountVectorRepeats)

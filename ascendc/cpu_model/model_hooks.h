@@ -88,6 +88,9 @@ void CountCubeFractalMacs(uint64_t fractalMacs);  // 16x16x16 (16-bit) multiply-
 // Vector repeats, also per instruction: `op` is "<API>/<dst element bytes>[/<src element bytes>]" (the
 // instruction and its types: a cost model prices each by its own cycles per repeat).
 void CountVectorRepeats(uint64_t repeats, const std::string &op);
+// The L0C bytes a Fixpipe into L1 reads (FIX's reads of L0C are all counted by Touch; these are the
+// share of them whose destination is L1, which a cost model may price at another rate).
+void CountFixIntoL1(uint64_t l0cBytes);
 
 }  // namespace ascend_model
 

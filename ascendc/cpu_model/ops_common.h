@@ -106,6 +106,11 @@ class RangeSet {
   }
 
   const std::vector<std::pair<uint64_t, uint64_t>> &ranges() const { return ranges_; }
+  uint64_t Bytes() const {  // the bytes of the ranges (after Normalize: each byte once)
+    uint64_t n = 0;
+    for (const auto &r : ranges_) n += r.second - r.first;
+    return n;
+  }
   uint8_t *Host(uint64_t offset) const { return span_.host + offset; }
 
  private:

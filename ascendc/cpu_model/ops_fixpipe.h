@@ -1,5 +1,6 @@
-// Modelled AscendC L0C -> GM transfers for Atlas A2/A3 (__NPU_ARCH__ 2201), on FIX: Fixpipe (NZ -> ND,
-// NZ -> NZ; with the scalar or per-channel quantisation of "随路量化"), and DataCopy L0C -> GM
+// Modelled AscendC transfers out of L0C for Atlas A2/A3 (__NPU_ARCH__ 2201), on FIX: Fixpipe to GM (NZ -> ND,
+// NZ -> NZ; with the scalar or per-channel quantisation of "随路量化"), Fixpipe to L1 (NZ -> NZ, converting:
+// "Fixpipe（L0C到L1数据搬运）"), and DataCopy L0C -> GM
 // (DataCopyCO12DstParams) with the FIXPIPE registers it reads (SetFixpipePreQuantFlag, SetFixPipeConfig,
 // SetFixpipeNz2ndFlag). The parameter structs (FixpipeParamsV220, FixpipeConfig, QuantMode_t) are in
 // ops_cube.h with the other Cube declarations; each function has a trailing defaulted ascend_model::Site.
@@ -85,7 +86,7 @@ inline void StoreConverted(uint8_t *out, float v, bool saturate) {
   }
 }
 
-// L0C (CO1) -> GM. Element (m, n) of NZ matrix i is read from element
+// L0C (CO1) -> GM, or -> L1 (C1) when d is in L1. Element (m, n) of NZ matrix i is read from element
 //   i * srcNdStride * 256 + (n / 16) * srcStride * 16 + m * 16 + n % 16      of src,
 // converted (below), and written to
 //   NZ2ND: element i * dstNdStride + m * dstStride + n of dst (dstStride: elements per ND row)
@@ -105,14 +106,24 @@ inline void StoreConverted(uint8_t *out, float v, bool saturate) {
 //     [-128, 127] when Sign = 1 or [0, 255] when Sign = 0, stored as one byte. A nonzero Offset stops the
 //     run: the document calls it a 9-bit integer without saying whether it is signed or where it is
 //     saturated.
+// Into L1 ("Fixpipe（L0C到L1数据搬运）", FixpipeParamsV220 on A2/A3): NZ -> NZ only (ndNum and the ND strides
+// act on the GM path only; CANN's dav_c220 FixpipeL0C2L1Impl refuses nz2ndEn), a converting mode only (the
+// table: "此通路不支持NoQuant"; float -> half / bfloat16_t / int8_t / uint8_t, int32_t -> half / int8_t /
+// uint8_t), dst 32-byte aligned; what FIX writes there is counted apart (CountFixIntoL1) for the cost model.
 // Not modelled (stop the run): unitFlag, channel split, NZ output of 1-byte types (int8 channel merge).
 template <typename T, typename U>
-inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, const ascend_model::Span &d,
+inline void L0cOutTransfer(const char *api, const ascend_model::Site &site, const ascend_model::Span &d,
                             const ascend_model::Span &s, const L0cToGm &p) {
   using namespace ascend_model;
   using namespace ascend_model::ops;
-  RequireSpace(api, site, d, Space::kGM, "dst");
+  const bool toL1 = d.space == Space::kL1;
+  if (!toL1) RequireSpace(api, site, d, Space::kGM, "dst");
   RequireSpace(api, site, s, Space::kL0C, "src");
+  if (toL1 && p.nz2nd) Fail(api, site, "NZ2ND (CFG_ROW_MAJOR) into L1 is not available on A2/A3: use CFG_NZ");
+  if (toL1 && p.quantPre == NoQuant) {
+    Fail(api, site, "quantPre NoQuant into L1: the document says this path does not support it (F322F16, "
+                    "F322BF16 or a quantisation mode)");
+  }
   if (p.nSize == 0 || p.mSize == 0 || p.ndNum == 0) return;  // documented NOP
   RequireRange(api, site, "nSize", p.nSize, 0, 4095);
   // The parameter tables (FixpipeParamsV220, DataCopyCO12DstParams) say nSize must be a multiple of 16.
@@ -192,6 +203,7 @@ inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, con
     scalarWord = DecodeQuantWord(api, site, p.scalar, "the scalar quantisation word");
   }
   writes.Report();
+  if (toL1) CountFixIntoL1(reads.Bytes());
 
   const bool saturate = FloatSaturation(api, site);
   auto convert = [&](const uint8_t *in, uint64_t col, uint8_t *out) {
@@ -254,7 +266,12 @@ inline void L0cToGmTransfer(const char *api, const ascend_model::Site &site, con
         StoreGm(d.host + (i * p.dstNdStride + r * uint64_t(p.dstStride)) * e, row.data(), row.size(), e, api, site);
       } else {
         for (uint64_t g = 0; g < groups; ++g) {
-          StoreGm(d.host + g * p.dstStride * kBlockBytes + r * 16 * e, row.data() + g * 16 * e, 16 * e, e, api, site);
+          uint8_t *to = d.host + g * p.dstStride * kBlockBytes + r * 16 * e;
+          if (toL1) {
+            std::memcpy(to, row.data() + g * 16 * e, 16 * e);
+          } else {
+            StoreGm(to, row.data() + g * 16 * e, 16 * e, e, api, site);
+          }
         }
       }
     }
@@ -279,41 +296,74 @@ inline L0cToGm FromV220(const FixpipeParamsV220 &p, CO2Layout layout) {
   t.unitFlag = p.unitFlag;
   return t;
 }
+
+// What the four Fixpipe overloads below share: the layouts A2/A3 have, and where the quantisation words come
+// from (none, or cbufWorkspace: one uint64_t per column of the output in L1 (A1/B1/C1), 32-byte aligned,
+// words [0, nSize) read on FIX; CANN copies them to the Fixpipe Buffer inside the call).
+template <typename T, typename U>
+inline void FixpipeV220(const char *api, const ascend_model::Site &site, const ascend_model::Span &d,
+                        const LocalTensor<U> &src, const FixpipeParamsV220 &p, CO2Layout format,
+                        const ascend_model::Span *words) {
+  using namespace ascend_model;
+  if (format == CO2Layout::COLUMN_MAJOR) Fail(api, site, "CFG_COLUMN_MAJOR (NZ2DN) is not available on A2/A3");
+  L0cToGm t = FromV220(p, format);
+  if (words == nullptr) {
+    if (IsVectorQuant(p.quantPre)) {
+      Fail(api, site, "a vector quantisation mode (VDEQF16 / VQF322B8_PRE / VREQ8) needs the Fixpipe overload with "
+                      "cbufWorkspace (the document's 开启随路tensor量化 prototype)");
+    }
+  } else {
+    ops::RequireSpace(api, site, *words, Space::kL1, "cbufWorkspace");
+    ops::RequireAlign(api, site, *words, ops::kBlockBytes, "cbufWorkspace");
+    t.words = words;
+  }
+  L0cOutTransfer<T, U>(api, site, d, src.ModelSpan(), t);
+}
 }  // namespace model_detail
 
 // L0C (CO1) -> GM (Fixpipe（L0C到GM数据搬运）, FixpipeParamsV220), on FIX: CFG_ROW_MAJOR (NZ2ND) or CFG_NZ
 // (NZ2NZ); quantPre NoQuant / F322F16 / F322BF16 or a scalar quantisation mode (deqScalar). See
-// model_detail::L0cToGmTransfer. The vector modes need the overload with cbufWorkspace.
+// model_detail::L0cOutTransfer. The vector modes need the overload with cbufWorkspace.
 template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
 inline void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &intriParams,
                     const ascend_model::Site &site = ascend_model::Site()) {
-  using namespace ascend_model;
-  const char *api = "Fixpipe(L0C->GM, FixpipeParamsV220)";
-  if (config.format == CO2Layout::COLUMN_MAJOR) Fail(api, site, "CFG_COLUMN_MAJOR (NZ2DN) is not available on A2/A3");
-  if (model_detail::IsVectorQuant(intriParams.quantPre)) {
-    Fail(api, site, "a vector quantisation mode (VDEQF16 / VQF322B8_PRE / VREQ8) needs the Fixpipe overload with "
-                    "cbufWorkspace (the document's 开启随路tensor量化 prototype)");
-  }
-  model_detail::L0cToGmTransfer<T, U>(api, site, dst.ModelSpan(), src.ModelSpan(),
-                                      model_detail::FromV220(intriParams, config.format));
+  model_detail::FixpipeV220<T, U>("Fixpipe(L0C->GM, FixpipeParamsV220)", site, dst.ModelSpan(), src, intriParams,
+                                  config.format, nullptr);
 }
 
-// L0C (CO1) -> GM with vector quantisation: cbufWorkspace holds one uint64_t quantisation word per column
-// of the output in L1 (A1/B1/C1), 32-byte aligned; Fixpipe reads words [0, nSize) on FIX (CANN copies them
-// to the Fixpipe Buffer inside the call). With a non-vector quantPre the words are not read.
+// L0C (CO1) -> GM with vector quantisation: the words in cbufWorkspace. With a non-vector quantPre the words
+// are not read.
 template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR, typename S = uint64_t,
           typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
 inline void Fixpipe(const GlobalTensor<T> &dst, const LocalTensor<U> &src, const LocalTensor<S> &cbufWorkspace,
                     const FixpipeParamsV220 &intriParams, const ascend_model::Site &site = ascend_model::Site()) {
-  using namespace ascend_model;
-  const char *api = "Fixpipe(L0C->GM, cbufWorkspace, FixpipeParamsV220)";
-  if (config.format == CO2Layout::COLUMN_MAJOR) Fail(api, site, "CFG_COLUMN_MAJOR (NZ2DN) is not available on A2/A3");
-  const Span w = cbufWorkspace.ModelSpan();
-  ops::RequireSpace(api, site, w, Space::kL1, "cbufWorkspace");
-  ops::RequireAlign(api, site, w, ops::kBlockBytes, "cbufWorkspace");
-  model_detail::L0cToGm t = model_detail::FromV220(intriParams, config.format);
-  t.words = &w;
-  model_detail::L0cToGmTransfer<T, U>(api, site, dst.ModelSpan(), src.ModelSpan(), t);
+  const ascend_model::Span w = cbufWorkspace.ModelSpan();
+  model_detail::FixpipeV220<T, U>("Fixpipe(L0C->GM, cbufWorkspace, FixpipeParamsV220)", site, dst.ModelSpan(), src,
+                                  intriParams, config.format, &w);
+}
+
+// L0C (CO1) -> L1 (C1) (Fixpipe（L0C到L1数据搬运）, FixpipeParamsV220), on FIX: CFG_NZ with F322F16 /
+// F322BF16 or a scalar quantisation mode (deqScalar); the vector modes need the cbufWorkspace overload.
+// See model_detail::L0cOutTransfer. No other local destination exists on A2/A3.
+template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR>
+inline void Fixpipe(const LocalTensor<T> &dst, const LocalTensor<U> &src, const FixpipeParamsV220 &intriParams,
+                    const ascend_model::Site &site = ascend_model::Site()) {
+  const char *api = "Fixpipe(L0C->L1, FixpipeParamsV220)";
+  const ascend_model::Span d = dst.ModelSpan();
+  ascend_model::ops::RequireSpace(api, site, d, ascend_model::Space::kL1, "dst");
+  model_detail::FixpipeV220<T, U>(api, site, d, src, intriParams, config.format, nullptr);
+}
+
+// L0C (CO1) -> L1 (C1) with vector quantisation words in cbufWorkspace, as for the GM overload above.
+template <typename T, typename U, const FixpipeConfig &config = CFG_ROW_MAJOR, typename S = uint64_t,
+          typename std::enable_if<std::is_same<S, uint64_t>::value, bool>::type = true>
+inline void Fixpipe(const LocalTensor<T> &dst, const LocalTensor<U> &src, const LocalTensor<S> &cbufWorkspace,
+                    const FixpipeParamsV220 &intriParams, const ascend_model::Site &site = ascend_model::Site()) {
+  const char *api = "Fixpipe(L0C->L1, cbufWorkspace, FixpipeParamsV220)";
+  const ascend_model::Span d = dst.ModelSpan();
+  ascend_model::ops::RequireSpace(api, site, d, ascend_model::Space::kL1, "dst");
+  const ascend_model::Span w = cbufWorkspace.ModelSpan();
+  model_detail::FixpipeV220<T, U>(api, site, d, src, intriParams, config.format, &w);
 }
 
 // ---- DataCopy L0C -> GM and the FIXPIPE registers it uses ("DataCopy（L0C到GM数据搬运）") ----------------
@@ -450,7 +500,7 @@ inline void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<U> &src, cons
     t.srcNdStride = r.srcNdStride;
     t.dstNdStride = r.dstNdStride;
   }
-  model_detail::L0cToGmTransfer<T, U>(api, site, dst.ModelSpan(), src.ModelSpan(), t);
+  model_detail::L0cOutTransfer<T, U>(api, site, dst.ModelSpan(), src.ModelSpan(), t);
 }
 
 }  // namespace AscendC

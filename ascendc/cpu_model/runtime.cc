@@ -745,12 +745,17 @@ uint8_t *Touch(const Span &span, uint64_t offset, uint64_t bytes, Pipe pipe, Acc
     switch (pipe) {
       case Pipe::kMTE1: k.mte1Bytes += bytes; break;
       case Pipe::kMTE2: k.mte2Bytes += bytes; break;
-      case Pipe::kMTE3: k.mte3Bytes += bytes; break;
+      case Pipe::kMTE3:
+        k.mte3Bytes += bytes;
+        if (span.space == Space::kL1) k.mte3L1Bytes += bytes;
+        break;
       case Pipe::kFIX: k.fixBytes += bytes; break;
       default: break;
     }
   } else if (pipe == Pipe::kFIX && span.space == Space::kGM) {
     m.counters[c.core].fixGmBytes += bytes;
+  } else if (pipe == Pipe::kFIX && span.space == Space::kL1) {
+    m.counters[c.core].fixL1Bytes += bytes;
   }
   if (region->kind == GmKind::kReadOnly) {
     if (access == Access::kWrite) Fail(api, site, "writes " + region->name + ", an input of the kernel");
@@ -819,6 +824,11 @@ void Fail(const char *api, const Site &site, const std::string &message) {
 void CountCubeFractalMacs(uint64_t fractalMacs) {
   ThreadCtx &c = Ctx("Mmad", Site());
   M().counters[c.core].cubeFractalMacs += fractalMacs;
+}
+
+void CountFixIntoL1(uint64_t l0cBytes) {
+  ThreadCtx &c = Ctx("Fixpipe", Site());
+  M().counters[c.core].fixL1ReadBytes += l0cBytes;
 }
 
 void CountVectorRepeats(uint64_t repeats, const std::string &op) {
@@ -1933,6 +1943,17 @@ void IcpuRun(const char *kernel, int64_t numBlocks, const std::function<void()> 
   if (const char *out = std::getenv("ASCEND_MODEL_SYNC_SITES_OUT")) {  // test knob: the sync sites run
     std::ofstream f(out);
     for (const std::string &site : result.syncSites) f << site << "\n";
+  }
+  if (const char *out = std::getenv("ASCEND_MODEL_COUNTS_OUT")) {  // test knob: per-core counters, "core name value"
+    std::ofstream f(out);
+    for (size_t c = 0; c < result.counters.size(); ++c) {
+      const CoreCounters &k = result.counters[c];
+      const std::pair<const char *, uint64_t> named[] = {
+          {"mte1Bytes", k.mte1Bytes},   {"mte2Bytes", k.mte2Bytes},     {"mte3Bytes", k.mte3Bytes},
+          {"fixBytes", k.fixBytes},     {"fixGmBytes", k.fixGmBytes},   {"fixL1Bytes", k.fixL1Bytes},
+          {"fixL1ReadBytes", k.fixL1ReadBytes}, {"mte3L1Bytes", k.mte3L1Bytes}};
+      for (const auto &n : named) f << c << " " << n.first << " " << n.second << "\n";
+    }
   }
   bool exitOnFailure;
   {

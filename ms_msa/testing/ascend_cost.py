@@ -32,8 +32,12 @@ import dataclasses
 import math
 from typing import Dict, Iterable, Optional, Tuple
 
+# Per-core counters of the CPU model, in the order its library exports them (driver.cc kCounters):
+# fix_bytes counts the L0C bytes every Fixpipe reads, fix_gm_bytes what they write to GM, fix_l1_bytes what
+# they write to L1 and fix_l1_read_bytes the L0C bytes those read; mte3_l1_bytes is the part of mte3_bytes
+# the Cube core's MTE3 moves from L1 to GM.
 COUNTERS = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "fix_gm_bytes", "cube_fractal_macs",
-            "vector_repeats", "cross_core_sets")
+            "vector_repeats", "cross_core_sets", "fix_l1_bytes", "fix_l1_read_bytes", "mte3_l1_bytes")
 FRACTAL_MACS = 16 * 16 * 16  # one 16-bit fractal multiply-accumulate block
 
 
@@ -68,6 +72,8 @@ class Chip:
     mte1_per_core: Bracket          # L1 -> L0A / L0B
     mte3_per_core: Bracket          # UB -> GM
     fix_per_core: Bracket           # L0C -> GM
+    fix_l1_per_core: Bracket        # L0C -> L1 (the same FIX pipe)
+    mte3_l1_per_core: Bracket       # L1 -> GM, the Cube core's MTE3
     hbm: Bracket                    # whole chip (one die)
     l2: Bracket                     # whole chip, aggregate read
     flag_latency_s: Bracket         # one cross-core flag, set to seen
@@ -94,6 +100,8 @@ def _c220(name, aic):
         mte1_per_core=_per_core(512, 128, _C220_CLOCK),    # ini l1_to_l0_a_rate / NPU架构版本2201.md L1 -> L0B
         mte3_per_core=_per_core(64, 64, _C220_CLOCK),      # ub_to_l2_rate / ub_to_ddr_rate
         fix_per_core=Bracket(70.0 * 2**30, 70.0 * 2**30),  # pto-isa L0C_TO_GM, GiB/s
+        fix_l1_per_core=_b(128.0 * 2**30),                 # pto-isa L0C_TO_L1, GiB/s
+        mte3_l1_per_core=_b(32.0 * 2**30),                 # pto-isa L1_TO_GM, GiB/s
         hbm=Bracket(24 * 32 * _C220_CLOCK, aic * 32 * _C220_CLOCK),
         l2=Bracket(aic * 110 * _C220_CLOCK, aic * 110 * _C220_CLOCK),
         flag_latency_s=_FLAG, launch_s=_LAUNCH)
@@ -113,6 +121,8 @@ CHIPS: Dict[str, Chip] = {
         mte1_per_core=_per_core(256, 256, _A5_CLOCK),      # l1_to_l0_a_rate = l1_to_l0_b_rate = 256
         mte3_per_core=_per_core(42, 40, _A5_CLOCK),        # VectorCore ub_to_l2_rate / ub_to_ddr_rate
         fix_per_core=Bracket(70.0 * 2**30, 70.0 * 2**30),  # no 950 figure: A2/A3's, see the docs
+        fix_l1_per_core=_b(128.0 * 2**30),                 # no 950 figure: A2/A3's
+        mte3_l1_per_core=_b(32.0 * 2**30),                 # A2/A3's; the 950 has no L1 -> GM DataCopy
         hbm=Bracket(4.0e12, 1.6e12),
         l2=Bracket(28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK, 28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK),
         flag_latency_s=_FLAG, launch_s=_LAUNCH),
@@ -181,6 +191,11 @@ RATE_SOURCES = {
     "fix_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L0C_TO_GM = 70 GiB/s (no 950 value published); "
                     "which bytes it applies to when the Fixpipe narrows fp32 to fp16: NO PUBLIC SOURCE, bracket: "
                     "fast end the bytes written to GM, slow end the bytes read from L0C (fix_bytes)",
+    "fix_l1_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L0C_TO_L1 = 128 GiB/s (no 950 value); the same "
+                       "bracket as fix_per_core on which bytes it applies to",
+    "mte3_l1_per_core": f"{_PTO}arch_config.hpp kA2A3ArchConfig L1_TO_GM = 32 GiB/s (the Cube core's MTE3, "
+                        "copy_cbuf_to_gm; one of four entries of that table at 32.0, which may be a placeholder: "
+                        "no other public figure); the 950 has no L1 -> GM DataCopy (DataCopy（L1ToGM连续数据搬运）.md)",
     "hbm": "A2/A3: derived, cube_core_cnt x ddr_rate x cube_freq of the ini (24 x 32 B x 1.85 GHz = 1.42 TB/s; "
            "A2 slow end with its 20 cores); 950: 1.6 TB/s (950PR, HiBL 1.0) to 4 TB/s (950DT, HiZQ 2.0), "
            "https://cloudnews.tech/huawei-shows-muscle-with-its-ai-chip-roadmap-own-hbm-memory-1-pflops-in-"
@@ -216,24 +231,32 @@ def _vector_cycles(c, chip, g):
 
 
 def fix_bytes(c, end):
-    """The bytes the Fixpipe is charged for at one end. Its rate (pto-isa's L0C_TO_GM) is a byte rate, and
-    pto-isa's transfer formula multiplies elements by one type's size, while the Fixpipe reads fp32 from L0C
-    and may write a narrower type to GM: no source says which side's bytes the rate applies to. So the fast
-    end charges the bytes written to GM (`fix_gm_bytes`; where none are counted, as for a Fixpipe into L1, the
-    bytes read), the slow end the bytes read from L0C."""
-    read = c.get("fix_bytes", 0)
-    return c.get("fix_gm_bytes", 0) or read if end == "fast" else read
+    """(bytes into GM, bytes into L1) the Fixpipe is charged for at one end. Its rates (pto-isa's L0C_TO_GM
+    and L0C_TO_L1) are byte rates, and pto-isa's transfer formula multiplies elements by one type's size,
+    while the Fixpipe reads fp32 from L0C and may write a narrower type: no source says which side's bytes
+    the rate applies to. So the fast end charges the bytes written (to GM: `fix_gm_bytes`, to L1:
+    `fix_l1_bytes`), the slow end the bytes read from L0C (`fix_bytes`, of which `fix_l1_read_bytes` went
+    to L1)."""
+    read_l1 = c.get("fix_l1_read_bytes", 0)
+    read_gm = c.get("fix_bytes", 0) - read_l1
+    if end == "slow":
+        return read_gm, read_l1
+    return c.get("fix_gm_bytes", 0) or read_gm, c.get("fix_l1_bytes", 0)
 
 
 def _core_time(c, chip, end, ring_depth):
     """(seconds, binding pipe) of one core's counters at one end ('fast' or 'slow') of the brackets."""
     g = lambda b: getattr(b, end)  # noqa: E731
     f = chip.clock_hz
+    fix_to_gm, fix_to_l1 = fix_bytes(c, end)
     pipes = {
         "MTE2": c.get("mte2_bytes", 0) / g(chip.mte2_per_core),
         "MTE1": c.get("mte1_bytes", 0) / g(chip.mte1_per_core),
-        "MTE3": c.get("mte3_bytes", 0) / g(chip.mte3_per_core),
-        "FIX": fix_bytes(c, end) / g(chip.fix_per_core),
+        # the Vector cores' MTE3 (UB -> GM) and the Cube core's (L1 -> GM) are separate engines
+        "MTE3": (c.get("mte3_bytes", 0) - c.get("mte3_l1_bytes", 0)) / g(chip.mte3_per_core),
+        "MTE3(AIC)": c.get("mte3_l1_bytes", 0) / g(chip.mte3_l1_per_core),
+        # one FIX pipe: its copies into GM and into L1 take turns
+        "FIX": fix_to_gm / g(chip.fix_per_core) + fix_to_l1 / g(chip.fix_l1_per_core),
         "Cube": c.get("cube_fractal_macs", 0) * FRACTAL_MACS / (chip.cube_macs_per_cycle_fp16 * f),
         # the core's two Vector units share its repeats (both kernels split the rows between them)
         "Vector": _vector_cycles(c, chip, g) / (2 * f),

@@ -37,9 +37,10 @@ def estimate_rows(shapes, chip_name="A3", stream=None, counts_of=None):
             row["model_seconds"] = time.time() - t0
             row["ours"] = estimate(counters, chip, comp, OUR_RING_DEPTH)
             # Cross-core flags set (Cube -> Vector hand-overs and their frees) and S workspace bytes (the
-            # Fixpipe's writes): the counters issue 31 compares with the previous kernel.
+            # Fixpipe's writes to GM and the pages the Cube's MTE3 copies there from L1): the counters issue 31
+            # compares with the previous kernel.
             row["handovers"] = sum(c.get("cross_core_sets", 0) for c in counters)
-            row["s_bytes"] = sum(c.get("fix_gm_bytes", 0) for c in counters)
+            row["s_bytes"] = sum(c.get("fix_gm_bytes", 0) + c.get("mte3_l1_bytes", 0) for c in counters)
         rows.append(row)
         print_row(row, stream)
     return rows

@@ -35,6 +35,7 @@ from mindspore import nn, ops
 from .. import _attrs, _build, _lib
 from ..backends import ascend
 from ..backends.infer import aot_dtype_name
+from .ascend_cost import COUNTERS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ASCENDC_ENV = "MS_MSA_ASCENDC_DIR"     # the ascendc/ folder of a source checkout, for an installed ms_msa
@@ -47,8 +48,7 @@ COMMON = os.path.join(_build.CSRC_DIR, "common")
 # Cube cores of the modelled chip (Atlas A2, 24 AIC): the tiling decides how many it launches.
 DEFAULT_AIC_CORES = 24
 # Per-core counters, in the order of the model library's export (driver.cc kCounters).
-COUNTER_NAMES = ("mte1_bytes", "mte2_bytes", "mte3_bytes", "fix_bytes", "fix_gm_bytes", "cube_fractal_macs",
-                 "vector_repeats", "cross_core_sets")
+COUNTER_NAMES = COUNTERS
 _MAX_CORES = 64
 _DTYPE_NAMES = {"half": "float16", "bfloat16_t": "bfloat16", "int8_t": "int8"}
 _MSG_CAP = 8192

@@ -28,7 +28,7 @@ namespace {
 
 constexpr int kM = 16;
 constexpr int kN = 32;
-std::string g_path;           // fix, fix_nz, dc, dc_nz
+std::string g_path;           // fix, fix_nz, dc, dc_nz; l1 (Fixpipe L0C -> L1, NZ), l1_row (CFG_ROW_MAJOR)
 QuantMode_t g_quant = NoQuant;
 bool g_relu = false;
 uint64_t g_word = 0;          // the scalar quantisation word
@@ -95,16 +95,32 @@ void QuantBody(GM_ADDR a, GM_ADDR w, GM_ADDR words, GM_ADDR out) {
   WaitFlag<HardEvent::MTE2_FIX>(EVENT_ID0);
   g_satSeen = GetSaturationFlag<SaturationMode::FLOAT>() ? 1 : 0;
 
-  if (g_path == "fix" || g_path == "fix_nz") {
-    FixpipeParamsV220 fp;
-    fp.nSize = g_nSize;
-    fp.mSize = kM;
-    fp.srcStride = 16;
-    fp.dstStride = g_path == "fix" ? kN : kM * 16 * sizeof(TOut) / 32;
-    fp.quantPre = g_quant;
-    fp.deqScalar = g_word;
-    fp.reluEn = g_relu;
-    fp.ndNum = 1;
+  // The Fixpipe's parameters for NZ2ND (dstStride: elements per row) or NZ out (32-byte units: one column
+  // group of kM rows).
+  FixpipeParamsV220 fp;
+  fp.nSize = g_nSize;
+  fp.mSize = kM;
+  fp.srcStride = 16;
+  fp.dstStride = g_path == "fix" ? kN : kM * 16 * sizeof(TOut) / 32;
+  fp.quantPre = g_quant;
+  fp.deqScalar = g_word;
+  fp.reluEn = g_relu;
+  fp.ndNum = 1;
+  if (g_path == "l1" || g_path == "l1_row") {
+    // Into L1 as NZ, then L1 -> GM as it is.
+    constexpr uint32_t kOutL1 = 4096;
+    LocalTensor<TOut> o1(TPosition::C1, kOutL1, kM * kN);
+    if (g_path == "l1_row") {
+      Fixpipe<TOut, TAcc, CFG_ROW_MAJOR>(o1, c, fp);
+    } else if (IsVector(g_quant)) {
+      Fixpipe<TOut, TAcc, CFG_NZ>(o1, c, q1, fp);
+    } else {
+      Fixpipe<TOut, TAcc, CFG_NZ>(o1, c, fp);
+    }
+    SetFlag<HardEvent::FIX_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::FIX_MTE3>(EVENT_ID0);
+    DataCopy(outGm, o1, kM * kN);
+  } else if (g_path == "fix" || g_path == "fix_nz") {
     if (g_path == "fix_nz") {
       Fixpipe<TOut, TAcc, CFG_NZ>(outGm, c, fp);
     } else if (IsVector(g_quant)) {

@@ -65,6 +65,7 @@ void StoreGm(uint8_t *dst, const uint8_t *src, uint64_t bytes, uint64_t, const c
 bool PadValue(void *, uint64_t, const char *, const Site &) { return false; }
 bool FloatSaturation(const char *, const Site &) { return true; }  // CTRL[48] = 0, the A2/A3 default
 void CountCubeFractalMacs(uint64_t n) { g_macs += n; }
+void CountFixIntoL1(uint64_t) {}
 std::map<std::string, uint64_t> g_vectorOps;  // the repeats per instruction key
 void CountVectorRepeats(uint64_t n, const std::string &op) {
   g_repeats += n;

@@ -10,7 +10,9 @@
 //          buffers are doubled (L1, L0B, L0C), so the next page's copy overlaps this one's work.
 //          Prefill with 16-bit keys (keyCache: 8-column tasks) keeps one L1 slot per column instead,
 //          and each core runs its share column tile by column tile, so a key page comes from GM once
-//          per core and every row tile of the share multiplies it out of L1 (CachePage).
+//          per core and every row tile of the share multiplies it out of L1 (CachePage); its S-tiles
+//          are NZ, and their last RoutedPages go by a Fixpipe into L1 and the MTE3 on to the ring, so
+//          that the Fixpipe into GM does not carry every score (PageOut).
 //          One cross-core flag hands a whole S-tile (StagePages pages) to the Vector cores:
 //
 //              Cube:    [tile k  ][tile k+1][tile k+2][tile k+3]  waits "free k" before tile k+4
@@ -23,10 +25,10 @@
 //          they write the query rows as int8 digits, the Cube multiplies the int8 keys as they are
 //          into int32 dots, and the Vector cores add those back in fp32 (msa_index_score_query_digits.h);
 //          per page it masks the causal tail of each row and takes the row maxima: of 16-bit keys in
-//          fp16 as they come (ReducePageHalf: a maximum of fp16 values is one of them), of int8 keys
-//          in fp32 after the dequantisation (the rest of each key's scale, m) (the next page's copy
-//          into UB overlaps this); pages with a score fp16 could not
-//          hold are recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
+//          fp16 as they come, row-major or NZ (ReducePageHalf: a maximum of fp16 values is one of
+//          them), of int8 keys in fp32 after the dequantisation (the rest of each key's scale, m)
+//          (the next page's copy into UB overlaps this); pages with a score fp16 could not hold are
+//          recomputed in fp32 at the end of the task (RecomputeUnheldPages); then it fills
 //          the columns no row sees, applies the request-mode forcing (local wins) and writes whole
 //          output rows.
 // Synchronisation, every hand-over explicit:
@@ -68,6 +70,7 @@ using msa_tiling::kVectorsPerCore;
 using msa_tiling::LengthsValid;
 using msa_tiling::MsaIndexScoreTilingData;
 using msa_tiling::RequestKvLen;
+using msa_tiling::RoutedPages;
 using msa_tiling::StagePages;
 using msa_tiling::Task;
 using msa_tiling::TaskCursor;
@@ -80,6 +83,7 @@ constexpr uint32_t kBlockBytes = 32;                      // UB data block
 constexpr uint32_t kKeyBuffers = 2;                       // Cube: key page buffers in L1, L0B and L0C
 constexpr uint32_t kKeySlots = kKeyCacheCols;             // Cube, keyCache: L1 slots, one per column of a tile
 constexpr uint32_t kQueryBuffers = 2;                     // Cube: query tiles in L1 and L0A
+constexpr uint32_t kRoutedBuffers = 2;                    // Cube, keyCache: pages of scores on their way through L1
 constexpr uint32_t kPageBuffers = 2;                      // Vector: pages of scores in UB
 constexpr uint32_t kStageRows = 32;                       // Vector: int8 key rows widened at a time
 
@@ -155,7 +159,15 @@ class MsaIndexScoreKernel {
         evL0bFree_[b] = pipe_->AllocEventID<HardEvent::M_MTE1>();
         evL0cFree_[b] = pipe_->AllocEventID<HardEvent::FIX_M>();
       }
-      if constexpr (!kInt8Key) evKeyCacheFence_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
+      if constexpr (!kInt8Key) {
+        evKeyCacheFence_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
+        // keyCache: the routed pages' scores in L1 (Fixpipe in, MTE3 out to the ring).
+        pipe_->InitBuffer(routedL1_, kRoutedBuffers * kCubeRows * kPageKeys * sizeof(ST));
+        for (uint32_t r = 0; r < kRoutedBuffers; ++r) {
+          evRoutedWritten_[r] = pipe_->AllocEventID<HardEvent::FIX_MTE3>();
+          evRoutedFree_[r] = pipe_->AllocEventID<HardEvent::MTE3_MTE1>();
+        }
+      }
     } else {
       evScaleCopied_ = pipe_->AllocEventID<HardEvent::MTE2_V>();
       evScaleWritten_ = pipe_->AllocEventID<HardEvent::S_V>();
@@ -357,17 +369,27 @@ class MsaIndexScoreKernel {
 
     const uint32_t sRows = StageRows(rows, kDigits);
     const uint32_t tilePages = StagePages(sRows);
-    uint32_t stage = 0;
+    const bool nz = !kDigits && t_->keyCache != 0;  // prefill: NZ S-tiles, their last pages through L1
+    uint32_t stage = 0, routedFrom = computed;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
       if (inTile == 0) {  // a new S-tile: its stage must have been read by the Vector cores
         stage = stilesIssued_ % kRingStages;
         if (stilesIssued_ >= kRingStages) CrossCoreWaitFlag(kFlagStageFree + stage);
+        const uint32_t tileEnd = c + tilePages < computed ? c + tilePages : computed;
+        routedFrom = nz ? tileEnd - RoutedPages(tileEnd - c) : computed;
       }
       const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * sRows * kPageKeys;
-      ComputePage<CT>(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers);
+      const PageOut out = c >= routedFrom ? PageOut::kNzViaL1 : (nz ? PageOut::kNz : PageOut::kRowMajor);
+      ComputePage<CT>(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers, out);
       if (inTile + 1 == tilePages || c + 1 == computed) {  // the S-tile is complete: one hand-over
-        CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagStageReady + stage);
+        // Routed pages are an S-tile's last: their MTE3 copies follow every Fixpipe of the tile (FIX -> MTE3),
+        // so a flag on MTE3 after the last one follows all its writes.
+        if (out == PageOut::kNzViaL1) {
+          CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagStageReady + stage);
+        } else {
+          CrossCoreSetFlag<kCubeVectorMode, PIPE_FIX>(kFlagStageReady + stage);
+        }
         ++stilesIssued_;
       }
     }
@@ -375,12 +397,16 @@ class MsaIndexScoreKernel {
     l0aPending_[qb] = true;
   }
 
+  // How a page's scores reach the ring: row-major (128 per row) by the Fixpipe, or NZ (16-column groups of
+  // the page's rows, `rows` rows x 32 bytes each) by the Fixpipe, or NZ through L1 (keyCache).
+  enum class PageOut { kRowMajor, kNz, kNzViaL1 };
+
   // Page c of the task: keys to L0B, the product of the query tile (qL0a) and the keys into L0C,
-  // then the rows' scores to element `at` (of ST) of the ring (row-major, 128 per row; a digit task's
-  // int32 dots from the same byte on).
+  // then the rows' scores to element `at` (of ST) of the ring as `out` says (a digit task's int32 dots
+  // row-major from the same byte on).
   template <typename CT>
   __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
-                                     const LocalTensor<CT> &qL0a, uint64_t at, uint32_t b) {
+                                     const LocalTensor<CT> &qL0a, uint64_t at, uint32_t b, PageOut out) {
     constexpr bool kDigits = IsSameType<CT, int8_t>::value;
     using AccT = typename PickType<kDigits, int32_t, float>::type;
     constexpr uint32_t c0 = kBlockBytes / sizeof(CT);
@@ -400,6 +426,13 @@ class MsaIndexScoreKernel {
     if (l0bPending_[b]) {  // the Mmad of two pages ago has read this keyL0b_ buffer
       WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
       l0bPending_[b] = false;
+    }
+    const uint32_t routed = routedIssued_ % kRoutedBuffers;
+    if (out == PageOut::kNzViaL1 && routedPending_[routed]) {
+      // The copy out of this L1 buffer two routed pages ago is done before the key load below, so before the
+      // Mmad and the Fixpipe that follow it (there is no MTE3 -> FIX event).
+      WaitFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
+      routedPending_[routed] = false;
     }
     LoadData2DParams kLoad;
     kLoad.startIndex = 0;
@@ -442,11 +475,26 @@ class MsaIndexScoreKernel {
     if constexpr (kDigits) {
       fix.quantPre = QuantMode_t::NoQuant;  // int32 dots as they are: exact
       Fixpipe(stageDotsGm_[at * sizeof(ST) / sizeof(int32_t)], cL0c, fix);
-    } else {
+    } else if (out == PageOut::kRowMajor) {
       // fp32 -> fp16: a block maximum of rounded scores is the rounded maximum (rounding is monotonic),
       // within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
       fix.quantPre = QuantMode_t::F322F16;
       Fixpipe(stageGm_[at], cL0c, fix);
+    } else {
+      fix.quantPre = QuantMode_t::F322F16;
+      fix.dstStride = rows;  // NZ: a 16-column group of `rows` rows of 32 bytes
+      if (out == PageOut::kNz) {
+        Fixpipe<ST, float, CFG_NZ>(stageGm_[at], cL0c, fix);
+      } else {
+        const LocalTensor<ST> sL1 = routedL1_.Get<ST>()[routed * kCubeRows * kPageKeys];
+        Fixpipe<ST, float, CFG_NZ>(sL1, cL0c, fix);
+        SetFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
+        WaitFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
+        DataCopy(stageGm_[at], sL1, rows * kPageKeys);
+        SetFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
+        routedPending_[routed] = true;
+        ++routedIssued_;
+      }
     }
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
     l0cPending_[b] = true;
@@ -526,6 +574,10 @@ class MsaIndexScoreKernel {
       if (l0cPending_[b]) WaitFlag<HardEvent::FIX_M>(evL0cFree_[b]);
       keyL1Pending_[b] = l0bPending_[b] = l0cPending_[b] = false;
     }
+    for (uint32_t r = 0; r < kRoutedBuffers; ++r) {
+      if (routedPending_[r]) WaitFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[r]);
+      routedPending_[r] = false;
+    }
   }
 
   // Every stage-free flag the Vector cores set must be consumed before the kernel ends.
@@ -566,6 +618,7 @@ class MsaIndexScoreKernel {
     }
     const uint32_t sRows = StageRows(rows * (digits ? kQueryDigits : 1), digits);
     const uint32_t tilePages = StagePages(sRows);
+    const bool nz = !kInt8Key && t_->keyCache != 0;  // the Cube writes NZ S-tiles (CubeTask)
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -579,6 +632,11 @@ class MsaIndexScoreKernel {
                                 sizeof(ST) / sizeof(int32_t) +
                             static_cast<uint64_t>(myRowBegin) * kQueryDigits * kPageKeys;
         DataCopy(result.template ReinterpretCast<int32_t>(), stageDotsGm_[at], myRows * kQueryDigits * kPageKeys);
+      } else if (myRows > 0 && nz) {  // this core's rows of each 16-column group: [8][myRows][16] in UB
+        const uint64_t page = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * rows * kPageKeys;
+        DataCopy(result, stageGm_[page + static_cast<uint64_t>(myRowBegin) * kFractal],
+                 DataCopyParams(static_cast<uint16_t>(kPageKeys / kFractal), static_cast<uint16_t>(myRows),
+                                static_cast<uint16_t>(rows - myRows), 0));
       } else if (myRows > 0) {
         const uint64_t at =
             static_cast<uint64_t>(stage) * StageElems() + (static_cast<uint64_t>(inTile) * rows + myRowBegin) * kPageKeys;
@@ -608,7 +666,7 @@ class MsaIndexScoreKernel {
           firstSeen = ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
           range_.Note(c, firstSeen, myRows, colMax[c * kVecRows], split_.MantissaFlag());
         } else {
-          firstSeen = ReducePageHalf(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows]);
+          firstSeen = ReducePageHalf(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows], nz);
           range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
         }
       }
@@ -663,35 +721,52 @@ class MsaIndexScoreKernel {
     return firstSeen;
   }
 
-  // ReducePage for 16-bit keys straight on the page's fp16 scores (`result`, [myRows, 128] from the ring):
-  // nothing to dequantise, and a maximum of fp16 values is one of them, so taking it in fp16 is exact and
-  // equals the maximum of the widened scores. One 128-lane repeat per row masks the causal tail and one
-  // reduces the row; only the row maxima are widened to fp32. Returns what ReducePage returns.
+  // ReducePage for 16-bit keys straight on the page's fp16 scores (`result` from the ring): nothing to
+  // dequantise, and a maximum of fp16 values is one of them, so taking it in fp16 is exact and equals the
+  // maximum of the widened scores; only the row maxima are widened to fp32. Row-major ([myRows, 128]): one
+  // 128-lane repeat per row masks the causal tail and one reduces the row. NZ ([8][myRows][16], `nz`): one
+  // repeat per row masks its 8 blocks of 16 (lane 16 g + j is column 16 g + j, as in a row-major row), the
+  // 8 groups fold into one by three Max (4 + 4, 2 + 2, 1 + 1), and one 32-byte block per row reduces to its
+  // maximum. Returns what ReducePage returns.
   __aicore__ inline uint32_t ReducePageHalf(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
                                             int64_t qLen, int64_t kvLen, const LocalTensor<half> &result,
-                                            const LocalTensor<float> &colMaxC) {
+                                            const LocalTensor<float> &colMaxC, bool nz) {
     const uint32_t col = task.colBegin + c;
     if (!ColumnReadable(task.request, col)) {
       Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
       return myRows;
     }
-    const uint32_t firstSeen = MaskCausalTail(task, col, myRowBegin, myRows, qLen, kvLen, result);
+    const uint32_t firstSeen = nz ? MaskCausalTail(task, col, myRowBegin, myRows, qLen, kvLen, result, kFractal, myRows)
+                                  : MaskCausalTail(task, col, myRowBegin, myRows, qLen, kvLen, result);
     PipeBarrier<PIPE_V>();  // the reduction reads the masked rows
     // The row maxima as half in range_'s page buffer (no fp32 page on this path); the previous page's
     // widening of them is ordered by the barrier above.
     LocalTensor<half> rowMax = range_.PageScores().template ReinterpretCast<half>();
-    WholeReduceMax(rowMax, result, kPageKeys, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    if (nz) {
+      const int32_t group = static_cast<int32_t>(myRows * kFractal);  // one 16-column group of this core's rows
+      for (int32_t groups = kPageKeys / kFractal / 2; groups >= 1; groups /= 2) {
+        Max(result, result, result[groups * group], groups * group);
+        PipeBarrier<PIPE_V>();  // the next fold reads these maxima
+      }
+      // Eight rows (blocks) a repeat; a last partial repeat reduces rows past myRows too, out of group 1
+      // (written, and read by no one).
+      BlockReduceMax(rowMax, result, static_cast<int32_t>((myRows + 7) / 8), static_cast<int32_t>(kPageKeys), 1, 1, 8);
+    } else {
+      WholeReduceMax(rowMax, result, kPageKeys, myRows, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+    }
     PipeBarrier<PIPE_V>();  // the widening reads the maxima
     Cast(colMaxC, rowMax, RoundMode::CAST_NONE, myRows);
     return firstSeen;
   }
 
-  // Causal tail of one page of this core's rows (`scores`, [myRows, 128], float or half): keys at or past a
+  // Causal tail of one page of this core's rows (`scores`, [myRows, 128], float or half; half also NZ,
+  // [8][myRows][16]: row r at element r * rowElems, its 8 blocks blockStride blocks apart): keys at or past a
   // row's visible end become -inf. Returns the first row that sees a key of the page (rows before it see
   // none: the visible end grows with the token), myRows when none does.
   template <typename T>
   __aicore__ inline uint32_t MaskCausalTail(const Task &task, uint32_t col, uint32_t myRowBegin, uint32_t myRows,
-                                            int64_t qLen, int64_t kvLen, const LocalTensor<T> &scores) {
+                                            int64_t qLen, int64_t kvLen, const LocalTensor<T> &scores,
+                                            uint32_t rowElems = kPageKeys, uint32_t blockStride = 1) {
     const T negInf = static_cast<T>(-__builtin_inff());
     const int64_t pageStart = static_cast<int64_t>(col) * kPageKeys;
     uint32_t firstSeen = 0;
@@ -705,7 +780,7 @@ class MsaIndexScoreKernel {
       const uint64_t high = valid <= 64 ? ~0ULL : ~0ULL << (valid - 64);  // lanes 64..127
       if constexpr (sizeof(T) == sizeof(half)) {  // the row is one repeat of 128 lanes
         uint64_t mask[2] = {low, high};
-        Duplicate(scores[r * kPageKeys], negInf, mask, 1, 1, 8);
+        Duplicate(scores[r * rowElems], negInf, mask, 1, static_cast<uint16_t>(blockStride), 8);
       } else {  // two repeats of 64
         uint64_t lowMask[2] = {low, 0ULL};
         uint64_t highMask[2] = {high, 0ULL};
@@ -1037,6 +1112,11 @@ class MsaIndexScoreKernel {
   uint64_t slotOffset_[kKeySlots] = {};
   uint32_t slotKeys_[kKeySlots] = {};
   bool cacheRead_ = false;
+  // keyCache: the pages of scores routed through L1 (buffer = count % kRoutedBuffers), FIX -> MTE3 and the
+  // MTE3 -> MTE1 event that frees a buffer.
+  TEventID evRoutedWritten_[kRoutedBuffers] = {}, evRoutedFree_[kRoutedBuffers] = {};
+  bool routedPending_[kRoutedBuffers] = {};
+  uint32_t routedIssued_ = 0;
   TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
            evScaleFreeScalar_ = 0;  // Vector
   bool scalePending_ = false;
@@ -1062,6 +1142,7 @@ class MsaIndexScoreKernel {
   TBuf<TPosition::A2> queryL0a_;
   TBuf<TPosition::B2> keyL0b_;
   TBuf<TPosition::CO1> resultL0c_;
+  TBuf<TPosition::C1> routedL1_;
   // Vector buffers.
   TQue<QuePosition::VECIN, 1> resultInQue_;
   TQue<QuePosition::VECOUT, 1> outQue_;

@@ -53,6 +53,14 @@ constexpr uint32_t kScoreBytes = 2;
 constexpr uint32_t kStageBytes = kCubeRows * 8 * kPageKeys * kScoreBytes;
 // Stages of the ring: the Cube runs up to kRingStages S-tiles ahead of the Vectors.
 constexpr uint32_t kRingStages = 4;
+// With the key cache (prefill: every page's 128 x rows scores leave L0C through the Fixpipe, which then
+// bounds the Cube), the Cube writes its S-tiles in NZ (16-column groups of the tile's rows, as the
+// Fixpipe lays them out) and sends the last RoutedPages(n) of an S-tile's n pages through L1 instead of
+// straight to GM: a Fixpipe into L1, then the Cube core's MTE3 copies the page to its place. The FIX pipe
+// writes into L1 faster than into GM, and the copy out runs beside it (docs/ascend.md, "Prefill's scores
+// out of L0C by two paths"): 3 of 8 pages balance the two at the cost model's rates.
+constexpr uint32_t kRoutedPagesPer8 = 3;
+MSA_HD uint32_t RoutedPages(uint32_t pages) { return (pages * kRoutedPagesPer8 + 4) / 8; }
 
 enum KeyLayout : uint32_t { kLayoutBBND = 0, kLayoutBNBD = 1, kLayoutTND = 2 };
 
