@@ -268,6 +268,10 @@ class MsaIndexScoreKernel {
     return kInt8Key && task.tokens * t_->foldHeads <= kDigitTaskRows && t_->headDim % kBlockBytes == 0;
   }
 
+  // The S-tiles are NZ, and their last pages go through L1 (PageOut), in key-cache calls: 16-bit keys only.
+  // Decided from the tiling alone, so the Cube and both Vector cores agree.
+  __aicore__ inline bool NzTiles() const { return !kInt8Key && t_->keyCache != 0; }
+
   // ---- request geometry (SPEC §4) ------------------------------------------------------------------
   // Element offset in the query of Cube row `row` of `task` (rows cubeRowStride apart from the task's
   // first token and head).
@@ -369,7 +373,7 @@ class MsaIndexScoreKernel {
 
     const uint32_t sRows = StageRows(rows, kDigits);
     const uint32_t tilePages = StagePages(sRows);
-    const bool nz = !kDigits && t_->keyCache != 0;  // prefill: NZ S-tiles, their last pages through L1
+    const bool nz = NzTiles();  // prefill: NZ S-tiles, their last pages through L1
     uint32_t stage = 0, routedFrom = computed;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
@@ -618,7 +622,7 @@ class MsaIndexScoreKernel {
     }
     const uint32_t sRows = StageRows(rows * (digits ? kQueryDigits : 1), digits);
     const uint32_t tilePages = StagePages(sRows);
-    const bool nz = !kInt8Key && t_->keyCache != 0;  // the Cube writes NZ S-tiles (CubeTask)
+    const bool nz = NzTiles();
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
