@@ -25,7 +25,7 @@ def test_rates_table_a3_as_cited():
     assert A3.mte1_per_core.fast == 512 * F and A3.mte1_per_core.slow == 128 * F
     assert A3.hbm.fast == A3.hbm.slow == 24 * 32 * F
     # every rate has a source line, and the unsourced ones say so
-    for key in ("clock_hz", "aic_cores", "mte2_per_core", "hbm", "flag_latency_s", "launch_s"):
+    for key in ("clock_hz", "aic_cores", "mte2_per_core", "hbm", "l2", "l2_write", "flag_latency_s", "launch_s"):
         assert ac.RATE_SOURCES[key]
     assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["flag_latency_s"]
     assert "NO PUBLIC SOURCE" in ac.RATE_SOURCES["launch_s"]
@@ -139,6 +139,24 @@ def test_slowest_core_and_floors():
     assert est.parts["core_fast"] == pytest.approx(10**6 / (110 * F))
     est = ac.estimate([slow], "A3", compulsory_bytes=10**9, ring_depth=1)
     assert est.bound_low == "HBM" and est.low == pytest.approx(1e-6 + 10**9 / (24 * 32 * F))
+
+
+def test_l2_floor_reads_and_writes_at_their_rates():
+    """The fast end's L2 floor charges GM reads at the ini's l2_read_rate (110 B/cycle per core) and GM writes
+    at its l2_write_rate (86): 24 cores, each reading 1 MB by MTE2 and writing 1 MB (half by MTE3 from UB or
+    L1, half by the Fixpipe as fp16), so no core binds and the floor does."""
+    n = 10**6
+    cores = [zero(mte2_bytes=n, mte3_bytes=n // 2, fix_bytes=n, fix_gm_bytes=n // 2) for _ in range(24)]
+    est = ac.estimate(cores, "A3", compulsory_bytes=0, ring_depth=1)
+    reads, writes = 24 * n, 24 * n
+    floor = reads / (24 * 110 * F) + writes / (24 * 86 * F)   # 4.914 + 6.285 = 11.199 us
+    assert est.parts["floors_fast"]["L2"] == pytest.approx(floor)
+    assert floor * 1e6 == pytest.approx(11.199, abs=1e-3)
+    assert est.bound_low == "L2" and est.low == pytest.approx(1e-6 + floor)
+    assert est.parts["gm_bytes"] == reads + writes
+    # the 950's ini gives one rate for both (100 B/cycle on each of 28 AIC and 56 AIV at 1.65 GHz)
+    est = ac.estimate(cores, "950", compulsory_bytes=0, ring_depth=1)
+    assert est.parts["floors_fast"]["L2"] == pytest.approx((reads + writes) / (84 * 100 * 1.65e9))
 
 
 def test_roofline():

@@ -127,9 +127,10 @@ def test_transfer_grown_past_its_buffer_is_reported(tmp_path, edit, name):
 
 @pytest.mark.parametrize("edit,name", [
     (("    qLoad.srcStride = rowsAligned / kFractal;", "    qLoad.srcStride = 1;"), NZ_PREFILL),  # LoadData (query)
-    (("    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile",
-      "    fix.dstStride = kPageKeys / 2;"), ROW_MAJOR_PREFILL),  # Fixpipe (L0C -> GM, row-major)
-    (("      fix.dstStride = rows;  // NZ", "      fix.dstStride = rows / 2;  // NZ"), NZ_PREFILL),  # Fixpipe (NZ)
+    (("fix.dstStride = out == PageOut::kRowMajor ? kPageKeys : rows;",
+      "fix.dstStride = out == PageOut::kRowMajor ? kPageKeys / 2 : rows;"), ROW_MAJOR_PREFILL),  # Fixpipe, row-major
+    (("fix.dstStride = out == PageOut::kRowMajor ? kPageKeys : rows;",
+      "fix.dstStride = out == PageOut::kRowMajor ? kPageKeys : rows / 2;"), NZ_PREFILL),  # Fixpipe (NZ)
 ], ids=["loaddata-srcstride", "fixpipe-dststride", "fixpipe-nz-dststride"])
 def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit, name):
     variant = _variant(tmp_path, [edit])

@@ -24,7 +24,8 @@ and vector repeats (one 256-byte instruction step), plus the CrossCoreSetFlag ca
     HBM floor:        fast end: the call's compulsory bytes (inputs read once, output written once)
                       / HBM; slow end: every GM byte the counters show (MTE2 + MTE3 + FIX writes,
                       i.e. the workspace round trip misses L2) / HBM.
-    L2 floor (fast end): every GM byte / aggregate L2 bandwidth.
+    L2 floor (fast end): GM bytes read / aggregate L2 read bandwidth + GM bytes written / aggregate L2
+                      write bandwidth.
 
 The fast end of every bracket goes into the low estimate, the slow end into the high one.
 """
@@ -76,6 +77,7 @@ class Chip:
     mte3_l1_per_core: Bracket       # L1 -> GM, the Cube core's MTE3
     hbm: Bracket                    # whole chip (one die)
     l2: Bracket                     # whole chip, aggregate read
+    l2_write: Bracket               # whole chip, aggregate write
     flag_latency_s: Bracket         # one cross-core flag, set to seen
     launch_s: Bracket               # one kernel launch, stream to first instruction
 
@@ -104,6 +106,7 @@ def _c220(name, aic):
         mte3_l1_per_core=_b(32.0 * 2**30),                 # pto-isa L1_TO_GM, GiB/s
         hbm=Bracket(24 * 32 * _C220_CLOCK, aic * 32 * _C220_CLOCK),
         l2=Bracket(aic * 110 * _C220_CLOCK, aic * 110 * _C220_CLOCK),
+        l2_write=_b(aic * 86 * _C220_CLOCK),
         flag_latency_s=_FLAG, launch_s=_LAUNCH)
 
 
@@ -124,7 +127,8 @@ CHIPS: Dict[str, Chip] = {
         fix_l1_per_core=_b(128.0 * 2**30),                 # no 950 figure: A2/A3's
         mte3_l1_per_core=_b(32.0 * 2**30),                 # A2/A3's; the 950 has no L1 -> GM DataCopy
         hbm=Bracket(4.0e12, 1.6e12),
-        l2=Bracket(28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK, 28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK),
+        l2=_b(28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK),
+        l2_write=_b(28 * 100 * _A5_CLOCK + 56 * 100 * _A5_CLOCK),
         flag_latency_s=_FLAG, launch_s=_LAUNCH),
 }
 
@@ -202,7 +206,9 @@ RATE_SOURCES = {
            "fp8-and-a-step-by-step-plan-to-2028 and https://partofstyle.com/huawei-unveils-ambitious-ai-chip-"
            "roadmap-ascend-950pr-with-in%e2%80%91house-hbm-targeted-for-q1-2026-launch/",
     "l2": "derived: cores x l2_read_rate x clock (A3 24 x 110 B x 1.85 GHz = 4.9 TB/s); 950: AIC and AIV "
-          "l2_rate=100",
+          "l2_read_rate=100",
+    "l2_write": f"derived: cores x l2_write_rate x clock, {_PYPTO}910PR_9363.ini [AICoreMemoryRates] "
+                "l2_write_rate=86 (A3 24 x 86 B x 1.85 GHz = 3.8 TB/s); 950: AIC and AIV l2_write_rate=100",
     "flag_latency_s": "NO PUBLIC SOURCE: bracket 0.05 to 0.5 us (about 90 to 900 cycles)",
     "launch_s": "NO PUBLIC SOURCE: bracket 1 to 5 us",
 }
@@ -267,11 +273,20 @@ def _core_time(c, chip, end, ring_depth):
     return pipes[pipe] + serial * g(chip.flag_latency_s), pipe
 
 
+def gm_read_bytes(counters: Iterable[dict]):
+    """The bytes the counters show read from GM: MTE2's."""
+    return sum(c.get("mte2_bytes", 0) for c in counters)
+
+
+def gm_write_bytes(counters: Iterable[dict]):
+    """The bytes the counters show written to GM: MTE3's (from UB or L1) and FIX's (a counter `fix_gm_bytes`
+    overrides FIX's L0C bytes when the written type is narrower)."""
+    return sum(c.get("mte3_bytes", 0) + c.get("fix_gm_bytes", c.get("fix_bytes", 0)) for c in counters)
+
+
 def gm_bytes(counters: Iterable[dict]):
-    """Every byte the counters show crossing the GM boundary: MTE2 reads, MTE3 writes, FIX writes
-    (a counter `fix_gm_bytes` overrides FIX's L0C bytes when the written type is narrower)."""
-    return sum(c.get("mte2_bytes", 0) + c.get("mte3_bytes", 0) + c.get("fix_gm_bytes", c.get("fix_bytes", 0))
-               for c in counters)
+    """Every byte the counters show crossing the GM boundary, read or written."""
+    return gm_read_bytes(counters) + gm_write_bytes(counters)
 
 
 def estimate(counters, chip, compulsory_bytes, ring_depth):
@@ -289,7 +304,7 @@ def estimate(counters, chip, compulsory_bytes, ring_depth):
         hbm_bytes = compulsory_bytes if end == "fast" else max(compulsory_bytes, total_gm)
         floors = {"HBM": hbm_bytes / getattr(chip.hbm, end)}
         if end == "fast":
-            floors["L2"] = total_gm / chip.l2.fast
+            floors["L2"] = gm_read_bytes(counters) / chip.l2.fast + gm_write_bytes(counters) / chip.l2_write.fast
         floor = max(floors, key=floors.get)
         body, bound = (t_core, pipe) if t_core >= floors[floor] else (floors[floor], floor)
         out[end] = (getattr(chip.launch_s, end) + body, bound, t_core, floors)

@@ -474,31 +474,28 @@ class MsaIndexScoreKernel {
     fix.nSize = kPageKeys;
     fix.mSize = rows;
     fix.srcStride = rowsAligned;
-    fix.dstStride = kPageKeys;  // row-major [rows, 128] scores in the S-tile
+    // row-major: [rows, 128] scores in the S-tile; NZ: a 16-column group of `rows` rows of 32 bytes
+    fix.dstStride = out == PageOut::kRowMajor ? kPageKeys : rows;
     fix.ndNum = 1;
+    // Digit tasks: the int32 dots as they are, exact. Otherwise fp32 -> fp16: a block maximum of rounded
+    // scores is the rounded maximum (rounding is monotonic), within SPEC §6; what fp16 cannot hold is found
+    // and recomputed by the Vector cores.
+    fix.quantPre = kDigits ? QuantMode_t::NoQuant : QuantMode_t::F322F16;
     if constexpr (kDigits) {
-      fix.quantPre = QuantMode_t::NoQuant;  // int32 dots as they are: exact
-      Fixpipe(stageDotsGm_[at * sizeof(ST) / sizeof(int32_t)], cL0c, fix);
+      Fixpipe(stageDotsGm_[at * sizeof(ST) / sizeof(int32_t)], cL0c, fix);  // row-major (int8 keys: no NZ tiles)
     } else if (out == PageOut::kRowMajor) {
-      // fp32 -> fp16: a block maximum of rounded scores is the rounded maximum (rounding is monotonic),
-      // within SPEC §6; what fp16 cannot hold is found and recomputed by the Vector cores.
-      fix.quantPre = QuantMode_t::F322F16;
       Fixpipe(stageGm_[at], cL0c, fix);
+    } else if (out == PageOut::kNz) {
+      Fixpipe<ST, float, CFG_NZ>(stageGm_[at], cL0c, fix);
     } else {
-      fix.quantPre = QuantMode_t::F322F16;
-      fix.dstStride = rows;  // NZ: a 16-column group of `rows` rows of 32 bytes
-      if (out == PageOut::kNz) {
-        Fixpipe<ST, float, CFG_NZ>(stageGm_[at], cL0c, fix);
-      } else {
-        const LocalTensor<ST> sL1 = routedL1_.Get<ST>()[routed * kCubeRows * kPageKeys];
-        Fixpipe<ST, float, CFG_NZ>(sL1, cL0c, fix);
-        SetFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
-        WaitFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
-        DataCopy(stageGm_[at], sL1, rows * kPageKeys);
-        SetFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
-        routedPending_[routed] = true;
-        ++routedIssued_;
-      }
+      const LocalTensor<ST> sL1 = routedL1_.Get<ST>()[routed * kCubeRows * kPageKeys];
+      Fixpipe<ST, float, CFG_NZ>(sL1, cL0c, fix);
+      SetFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
+      WaitFlag<HardEvent::FIX_MTE3>(evRoutedWritten_[routed]);
+      DataCopy(stageGm_[at], sL1, rows * kPageKeys);
+      SetFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
+      routedPending_[routed] = true;
+      ++routedIssued_;
     }
     SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
     l0cPending_[b] = true;
