@@ -284,11 +284,6 @@ def gm_write_bytes(counters: Iterable[dict]):
     return sum(c.get("mte3_bytes", 0) + c.get("fix_gm_bytes", c.get("fix_bytes", 0)) for c in counters)
 
 
-def gm_bytes(counters: Iterable[dict]):
-    """Every byte the counters show crossing the GM boundary, read or written."""
-    return gm_read_bytes(counters) + gm_write_bytes(counters)
-
-
 def estimate(counters, chip, compulsory_bytes, ring_depth):
     """The call's estimate from per-core counters (a list of dicts with COUNTERS' keys), the call's
     compulsory HBM bytes (roofline bytes) and the kernel's Cube -> Vector ring depth (the hand-overs
@@ -296,7 +291,8 @@ def estimate(counters, chip, compulsory_bytes, ring_depth):
     if isinstance(chip, str):
         chip = CHIPS[chip]
     counters = [c for c in counters if any(c.get(k, 0) for k in COUNTERS)]
-    total_gm = gm_bytes(counters)
+    gm_read, gm_written = gm_read_bytes(counters), gm_write_bytes(counters)
+    total_gm = gm_read + gm_written
     out = {}
     for end in ("fast", "slow"):
         cores = [_core_time(c, chip, end, ring_depth) for c in counters] or [(0.0, "-")]
@@ -304,7 +300,7 @@ def estimate(counters, chip, compulsory_bytes, ring_depth):
         hbm_bytes = compulsory_bytes if end == "fast" else max(compulsory_bytes, total_gm)
         floors = {"HBM": hbm_bytes / getattr(chip.hbm, end)}
         if end == "fast":
-            floors["L2"] = gm_read_bytes(counters) / chip.l2.fast + gm_write_bytes(counters) / chip.l2_write.fast
+            floors["L2"] = gm_read / chip.l2.fast + gm_written / chip.l2_write.fast
         floor = max(floors, key=floors.get)
         body, bound = (t_core, pipe) if t_core >= floors[floor] else (floors[floor], floor)
         out[end] = (getattr(chip.launch_s, end) + body, bound, t_core, floors)
