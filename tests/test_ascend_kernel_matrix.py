@@ -106,8 +106,9 @@ def test_tasks_cut_between_cores(case):
     assert run.cores > 128 // 16
     assert all(c["cube_fractal_macs"] > 0 for c in run.counters)
     # Each of the 128 pages was multiplied once: 4 rows (one 16-row band) x 128 keys x D 128 per page, in
-    # 16x16x16 fractals; int8 keys: the 4 rows' 16 digit rows (one band) in int8's 16x32x16 fractals.
-    per_page = 8 * 4 if case.int8_key else 8 * 8
+    # 16x16x16 fractals; int8 keys add the widening on the Cube: the 32 x 32 identity times each of the 4 D
+    # slices of 32 (2 bands x 8 key groups of int8's 16x32x16 fractals each).
+    per_page = 8 * 8 + (4 * 2 * 8 if case.int8_key else 0)
     assert sum(c["cube_fractal_macs"] for c in run.counters) == 128 * per_page
 
 

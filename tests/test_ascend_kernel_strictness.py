@@ -23,15 +23,15 @@ _SYNC = re.compile(r"\b(CrossCoreSetFlag|CrossCoreWaitFlag|SetFlag|WaitFlag|Pipe
 # paths), contiguous and strided scales, several pages per core, columns no row sees, request-mode
 # forcing, (the decode batch on one AI core: 7 S-tiles of 6 requests) the ring of S-tiles and the
 # query buffers reused, and (scores beyond fp16's range, several tasks on one core) the range check
-# and the fp32 recompute, of 16-bit and of int8 keys, (int8-key decode) the query's int8 digits, held
-# and not held, and (prefill of two requests, several token tiles each) the Cube's key cache in L1 and its
+# and the fp32 recompute, of 16-bit and of int8 keys, (int8-key decode) the keys widened on the Cube and
+# the query as half, held and not held, and (prefill of two requests, several token tiles each) the Cube's key cache in L1 and its
 # fence, and (the same on one AI core) the scores routed through L1 with their buffers reused.
 # (case name, AI cores of the chip)
 CHIP = ascend_model.DEFAULT_AIC_CORES
 SYNC_CASES = [("L1-prefill-unaligned", CHIP), ("L1-int8-dequant", CHIP), ("X-gqa-n2-4-tnd-int8", CHIP),
               ("X-bf16-int8", CHIP), ("L0-wide-table-257", CHIP), ("L1-decode-speculative", CHIP),
               ("L1-decode-lq1", 1), ("X-fp16-scores-overflow", 1), ("X-bf16-int8-scores-overflow", 1),
-              ("X-int8-decode-m3", CHIP), ("X-int8-decode-digits-inexact", 1), ("L1-prefill-multi-mtile", CHIP),
+              ("X-int8-decode-m3", CHIP), ("X-int8-decode-query-inexact", 1), ("L1-prefill-multi-mtile", CHIP),
               ("L1-prefill-multi-mtile", 1)]
 
 
@@ -135,6 +135,18 @@ def test_transfer_grown_past_its_buffer_is_reported(tmp_path, edit, name):
 def test_wrong_stride_fails_the_reference_comparison(tmp_path, edit, name):
     variant = _variant(tmp_path, [edit])
     case, inputs, out = _run(name, kernel=variant)
+    assert mismatches(out, inputs.run_reference(), case.fill_value).any()
+
+
+# int8-key decode with fp16 queries: the keys widened on the Cube. A wrong stride of the Fixpipe into L1 or of the
+# transposed load out of it puts keys where the fp16 Mmad reads other keys' elements.
+@pytest.mark.parametrize("edit", [
+    ("    kLoad.srcStride = d / kFractal;  // fractals between key groups", "    kLoad.srcStride = 1;"),
+    ("    fix.dstStride = d;", "    fix.dstStride = d / 2;"),
+], ids=["widened-loaddata-srcstride", "widening-fixpipe-dststride"])
+def test_wrong_widening_stride_fails_the_reference_comparison(tmp_path, edit):
+    variant = _variant(tmp_path, [edit], key="int8_t")
+    case, inputs, out = _run("X-int8-decode-m3-fp16-tnd", kernel=variant)
     assert mismatches(out, inputs.run_reference(), case.fill_value).any()
 
 

@@ -36,7 +36,7 @@ class Case:
     scale_layout: str = "auto"       # the Cell attribute
     query_scale: float = 1.0         # the query's standard deviation (large: scores beyond fp16's range)
     query_outlier: float = 1.0       # element 0 of every query row times this (2^-30: rows the Ascend
-                                     # kernel's int8 query digits cannot hold)
+                                     # kernel's widened int8-key decode cannot hold in half)
 
     def attrs(self):
         return dict(layout_key=self.layout, sparse_mode=self.sparse_mode, init_blocks=self.init_blocks,
@@ -118,14 +118,14 @@ EXTENSION_CASES = [
     _c("X-bf16-scores-overflow", 8, 128, 16, (4, 2), (1024, 260), (7, 2), dtype="bfloat16", query_scale=2.0 ** 20),
     # int8 keys: the Cube's scores q . (k p), p the power of two of each scale, beyond fp16's range.
     _c("X-bf16-int8-scores-overflow", **UNALIGNED, dtype="bfloat16", int8_key=True, query_scale=2.0 ** 16),
-    # int8-key decode (at most 4 query rows per task): the Ascend kernel's Cube takes the keys as they are and
-    # the query as int8 digits (M3's 4 heads on one key head; GQA; one head per key head; a query the digits
-    # cannot hold, recomputed in fp32; D 48, not a multiple of int8's fractal width, staged as before).
+    # int8-key decode (at most 4 query rows per task): the Ascend kernel's Cube widens the keys itself and takes
+    # the query as half scaled by a power of two (M3's 4 heads on one key head; GQA; one head per key head; a
+    # query half cannot hold, recomputed in fp32; D 48, not a multiple of int8's fractal width, staged as before).
     _c("X-int8-decode-m3", 4, 128, 16, (1,) * 4, (700, 129, 1, 300), dtype="bfloat16", int8_key=True),
     _c("X-int8-decode-m3-fp16-tnd", 4, 128, 0, (1,) * 3, (900, 128, 5), layout="TND", int8_key=True),
     _c("X-int8-decode-gqa-n2-2-bnbd", 4, 64, 12, (1, 1), (700, 40), kv_heads=2, layout="BNBD", int8_key=True),
     _c("X-int8-decode-mha-n2-2", 2, 128, 8, (1, 1), (300, 129), kv_heads=2, dtype="bfloat16", int8_key=True),
-    _c("X-int8-decode-digits-inexact", 4, 128, 16, (1,) * 4, (700, 129, 1, 300), dtype="bfloat16", int8_key=True,
+    _c("X-int8-decode-query-inexact", 4, 128, 16, (1,) * 4, (700, 129, 1, 300), dtype="bfloat16", int8_key=True,
        query_outlier=2.0 ** -30),
     _c("X-int8-decode-head-dim-48", 4, 48, 8, (1, 1), (300, 129), int8_key=True),
     _c("X-fill-value", **UNALIGNED, fill_value=-1e4),

@@ -21,9 +21,11 @@
 //
 //   Vector each of the two takes half of the task's rows (at most kVecRows, for every N1): int8 keys
 //          are widened to the query type ahead of the Cube, times the power of two of their scale
-//          (ScaleSplit), except in a digit task (int8-key decode, at most 4 rows: DigitTask), where
-//          they write the query rows as int8 digits, the Cube multiplies the int8 keys as they are
-//          into int32 dots, and the Vector cores add those back in fp32 (msa_index_score_query_digits.h);
+//          (ScaleSplit), except in a widen task (int8-key decode, at most 4 rows: WidenTask), where
+//          they write the query rows as half scaled by a power of two, and the Cube widens the int8
+//          keys itself (an identity Mmad into int32, the Fixpipe into L1 as half) before the fp16
+//          Mmad (msa_index_score_cube_widening.h); its pages are software-pipelined by one: the next
+//          page is widened before this one is multiplied;
 //          per page it masks the causal tail of each row and takes the row maxima: of 16-bit keys in
 //          fp16 as they come, row-major or NZ (ReducePageHalf: a maximum of fp16 values is one of
 //          them), of int8 keys in fp32 after the dequantisation (the rest of each key's scale, m)
@@ -48,7 +50,7 @@
 #define MSA_INDEX_SCORE_KERNEL_H
 
 #include "kernel_operator.h"
-#include "msa_index_score_query_digits.h"
+#include "msa_index_score_cube_widening.h"
 #include "msa_index_score_scale_split.h"
 #include "msa_index_score_score_range.h"
 #include "msa_index_score_tiling_data.h"
@@ -77,6 +79,7 @@ using msa_tiling::TaskCursor;
 using msa_tiling::VisibleEnd;
 
 constexpr uint32_t kFractal = 16;                         // Cube fractal edge for 16-bit inputs
+constexpr uint32_t kFractalBytes = 512;                   // one L0A / L0B fractal
 constexpr uint32_t kVecRows = kCubeRows / kVectorsPerCore;  // rows one Vector core handles
 constexpr uint32_t kFloatsPerRepeat = 64;                 // one 256-byte vector repeat of fp32
 constexpr uint32_t kBlockBytes = 32;                      // UB data block
@@ -101,6 +104,16 @@ struct GmLengths {
 };
 
 __aicore__ inline uint32_t AlignUp(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+// T when B, else F.
+template <bool B, typename T, typename F>
+struct PickType {
+  using type = T;
+};
+template <typename T, typename F>
+struct PickType<false, T, F> {
+  using type = F;
+};
 
 template <typename QT, typename KT>
 class MsaIndexScoreKernel {
@@ -135,9 +148,11 @@ class MsaIndexScoreKernel {
     // Per-core workspace: the ring's stages (scores) then the widened int8 keys (query type).
     __gm__ uint8_t *base = reinterpret_cast<__gm__ uint8_t *>(workspace) + core_ * t_->workspacePerCore;
     stageGm_.SetGlobalBuffer(reinterpret_cast<__gm__ ST *>(base));
-    stageDotsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t *>(base));
     stagedKeyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ QT *>(base + kRingStages * t_->stageBytes));
-    digitsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(base + kRingStages * t_->stageBytes));
+    // A widen task's query rows (half) and the identity (int8), where staged keys go otherwise.
+    widenQueryGm_.SetGlobalBuffer(reinterpret_cast<__gm__ half *>(base + kRingStages * t_->stageBytes));
+    identityGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int8_t *>(base + kRingStages * t_->stageBytes) +
+                                kWidenRows * t_->headDim * sizeof(half));
 
     if ASCEND_IS_AIC {
       pipe_->InitBuffer(queryL1_, kQueryBuffers * kCubeRows * t_->headDim * sizeof(QT));
@@ -158,6 +173,15 @@ class MsaIndexScoreKernel {
         evKeyL1Free_[b] = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
         evL0bFree_[b] = pipe_->AllocEventID<HardEvent::M_MTE1>();
         evL0cFree_[b] = pipe_->AllocEventID<HardEvent::FIX_M>();
+      }
+      if constexpr (kInt8Key) {
+        // Widen tasks: each page's keys widened to half in L1, between the Fixpipe and the load into L0B.
+        pipe_->InitBuffer(widenedL1_, kKeyBuffers * kPageKeys * t_->headDim * sizeof(half));
+        for (uint32_t b = 0; b < kKeyBuffers; ++b) {
+          evWidened_[b] = pipe_->AllocEventID<HardEvent::FIX_MTE1>();
+          evWidenedLoaded_[b] = pipe_->AllocEventID<HardEvent::MTE1_M>();
+          evWidenMultiplied_[b] = pipe_->AllocEventID<HardEvent::M_FIX>();
+        }
       }
       if constexpr (!kInt8Key) {
         evKeyCacheFence_ = pipe_->AllocEventID<HardEvent::MTE1_MTE2>();
@@ -188,8 +212,8 @@ class MsaIndexScoreKernel {
         pipe_->InitBuffer(int8InQue_, 1, elems * sizeof(int8_t));
         pipe_->InitBuffer(stagedOutQue_, 1, elems * sizeof(QT));
         split_.Init(pipe_, kPageKeys, kStageRows);
-        evDigitsRead_ = pipe_->AllocEventID<HardEvent::V_S>();
-        evDigitsReadDone_ = pipe_->AllocEventID<HardEvent::S_V>();
+        evQueryRead_ = pipe_->AllocEventID<HardEvent::V_S>();
+        evQueryReadDone_ = pipe_->AllocEventID<HardEvent::S_V>();
       }
       PrepareGatherOffsets();
     }
@@ -244,12 +268,12 @@ class MsaIndexScoreKernel {
   __aicore__ inline void RunTask(const Task &task) {
     if constexpr (kCube) {
       if constexpr (kInt8Key) {
-        if (DigitTask(task)) {
-          CubeTask<int8_t>(task);
+        if (WidenTask(task)) {
+          CubeTask<true>(task);
           return;
         }
       }
-      CubeTask<QT>(task);
+      CubeTask<false>(task);
     } else {
       VectorTask(task);
     }
@@ -257,15 +281,12 @@ class MsaIndexScoreKernel {
 
   // Scores of one stage of the ring.
   __aicore__ inline uint64_t StageElems() const { return t_->stageBytes / sizeof(ST); }
-  // A task's rows in the ring, in rows of 128 ST: its Cube rows, or for a digit task their int32 dots.
-  __aicore__ static inline uint32_t StageRows(uint32_t cubeRows, bool digits) {
-    return digits ? cubeRows * static_cast<uint32_t>(sizeof(int32_t) / sizeof(ST)) : cubeRows;
-  }
-  // int8 keys, at most kDigitTaskRows query rows (decode: one token x the heads of a key head) and D a
-  // multiple of int8's fractal width: the Cube multiplies the keys as they are by the query's int8 digits
-  // (msa_index_score_query_digits.h). Decided from the task alone, so the Cube and both Vector cores agree.
-  __aicore__ inline bool DigitTask(const Task &task) const {
-    return kInt8Key && task.tokens * t_->foldHeads <= kDigitTaskRows && t_->headDim % kBlockBytes == 0;
+  // int8 keys, at most kWidenRows query rows (decode: one token x the heads of a key head), D a multiple of
+  // int8's fractal width and at most kWidenMaxDim: the Cube widens the keys itself
+  // (msa_index_score_cube_widening.h). Decided from the task alone, so the Cube and both Vector cores agree.
+  __aicore__ inline bool WidenTask(const Task &task) const {
+    return kInt8Key && task.tokens * t_->foldHeads <= kWidenRows && t_->headDim % kBlockBytes == 0 &&
+           t_->headDim <= kWidenMaxDim;
   }
 
   // The S-tiles are NZ, and their last pages go through L1 (PageOut), in key-cache calls: 16-bit keys only.
@@ -311,33 +332,40 @@ class MsaIndexScoreKernel {
     return ColumnBase(b, col) * (tnd ? t_->scaleRowStride : t_->scalePageStride) + kvHead * t_->scaleHeadStride;
   }
 
+  // How a page's scores reach the ring: row-major (128 per row) by the Fixpipe, or NZ (16-column groups of
+  // the page's rows, `rows` rows x 32 bytes each) by the Fixpipe, or NZ through L1 (keyCache).
+  enum class PageOut { kRowMajor, kNz, kNzViaL1 };
+
   // ---- Cube ----------------------------------------------------------------------------------------
-  // Page c of a core uses key buffer set c % kKeyBuffers (keyL1_, keyL0b_, resultL0c_): the copy of
-  // the next page runs while the current one is loaded, multiplied and written out. Task j (of those
-  // with computed pages) uses query buffer j % kQueryBuffers.
-  // CT: the Cube's input type, QT (the query and 16-bit keys), or int8_t for a digit task (the query's
-  // digits written by the Vector cores, the int8 keys as they are; int32 dots into the ring).
-  template <typename CT>
+  // Page c of a core uses key buffer set c % kKeyBuffers (keyL1_, keyL0b_, resultL0c_, and widenedL1_ for a
+  // widen task): the copy of the next page runs while the current one is loaded, multiplied and written out.
+  // Task j (of those with computed pages) uses query buffer j % kQueryBuffers.
+  // kWiden: a widen task (the query rows the Vector cores wrote as half, the int8 keys widened on the Cube,
+  // WidenPage); otherwise the query and the keys (16-bit, or int8 staged by the Vector cores) in QT.
+  template <bool kWiden>
   __aicore__ inline void CubeTask(const Task &task) {
-    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
+    using CT = typename PickType<kWiden, half, QT>::type;  // the Cube's 16-bit input type
     const int64_t qLen = QLen(task.request), kvLen = KvLen(task.request);
     const uint32_t computed = ComputedCols(*t_, task, qLen, kvLen);
     if (computed == 0) return;  // the Vector cores write fill only
-    if constexpr (kInt8Key) CrossCoreWaitFlag(kFlagKeysStaged);  // staged keys, or the query's digits
+    if constexpr (kInt8Key) CrossCoreWaitFlag(kFlagKeysStaged);  // staged keys, or the widened query
 
-    const uint32_t rows = task.tokens * t_->foldHeads * (kDigits ? kQueryDigits : 1);  // Cube rows
+    const uint32_t rows = task.tokens * t_->foldHeads;  // Cube rows
     const uint32_t rowsAligned = AlignUp(rows, kFractal);
     const uint32_t d = t_->headDim;
-    constexpr uint32_t c0 = kBlockBytes / sizeof(CT);  // a fractal's K width: 16 (16-bit) or 32 (int8)
     const uint32_t qb = tasksLoaded_++ % kQueryBuffers;
     LocalTensor<CT> qL1 = queryL1_.Get<CT>()[qb * kCubeRows * d];
     LocalTensor<CT> qL0a = queryL0a_.Get<CT>()[qb * kCubeRows * d];
+    // A widen task's identity follows its query rows (16 of them, rowsAligned) in the same buffers.
+    const uint32_t identityAt = qb * kCubeRows * d * sizeof(QT) + kFractal * d * sizeof(half);
+    LocalTensor<int8_t> identityL1 = queryL1_.Get<int8_t>()[identityAt];
+    LocalTensor<int8_t> identityL0a = queryL0a_.Get<int8_t>()[identityAt];
     Nd2NzParams qCopy;
     qCopy.ndNum = 1;
     qCopy.nValue = rows;
     qCopy.dValue = d;
     qCopy.srcNdMatrixStride = 0;
-    qCopy.srcDValue = kDigits ? d : t_->cubeRowStride;
+    qCopy.srcDValue = kWiden ? d : t_->cubeRowStride;
     qCopy.dstNzC0Stride = rowsAligned;
     qCopy.dstNzNStride = 1;
     qCopy.dstNzMatrixStride = 0;
@@ -345,8 +373,9 @@ class MsaIndexScoreKernel {
       WaitFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
       queryL1Pending_[qb] = false;
     }
-    if constexpr (kDigits) {
-      DataCopy(qL1, digitsGm_, qCopy);
+    if constexpr (kWiden) {
+      DataCopy(qL1, widenQueryGm_, qCopy);
+      DataCopy(identityL1, identityGm_, kIdentityBytes);
     } else {
       DataCopy(qL1, queryGm_[QueryRowOffset(task, 0)], qCopy);
     }
@@ -356,36 +385,53 @@ class MsaIndexScoreKernel {
       WaitFlag<HardEvent::M_MTE1>(evL0aFree_[qb]);
       l0aPending_[qb] = false;
     }
-    // L1 holds the tile as NZ (c0-column groups of all rows); L0A wants zZ (fractal rows in order):
+    // L1 holds the tile as NZ (16-column groups of all rows); L0A wants zZ (fractal rows in order):
     // one load per 16-row band gathers that band's fractals across the column groups.
     LoadData2DParams qLoad;
     qLoad.startIndex = 0;
-    qLoad.repeatTimes = d / c0;
+    qLoad.repeatTimes = d / kFractal;
     qLoad.srcStride = rowsAligned / kFractal;
     qLoad.dstGap = 0;
     qLoad.ifTranspose = false;
     for (uint32_t band = 0; band < rowsAligned / kFractal; ++band) {
-      LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * c0], qLoad);
+      LoadData(qL0a[band * kFractal * d], qL1[band * kFractal * kFractal], qLoad);
+    }
+    if constexpr (kWiden) {  // the identity, row-major in L1: its two 16 x 32 fractals are L0A's zZ already
+      qLoad.repeatTimes = kIdentityBytes / kFractalBytes;
+      qLoad.srcStride = 1;
+      LoadData(identityL0a, identityL1, qLoad);
     }
     SetFlag<HardEvent::MTE1_MTE2>(evQueryL1Free_[qb]);
     queryL1Pending_[qb] = true;
     // The first key load below is on MTE1 after these, so its MTE1 -> M event covers them too.
 
-    const uint32_t sRows = StageRows(rows, kDigits);
-    const uint32_t tilePages = StagePages(sRows);
+    const uint32_t tilePages = StagePages(rows);
     const bool nz = NzTiles();  // prefill: NZ S-tiles, their last pages through L1
+    const uint32_t firstPage = pagesIssued_;
+    pagesIssued_ += computed;
+    if constexpr (kWiden) WidenPage(task, 0, kvLen, identityL0a, firstPage % kKeyBuffers);
     uint32_t stage = 0, routedFrom = computed;
     for (uint32_t c = 0; c < computed; ++c) {
       const uint32_t inTile = c % tilePages;
+      const uint32_t b = (firstPage + c) % kKeyBuffers;
+      // A widen task widens the next page before this one's ring wait and multiply: the FIX, MTE1 and M work
+      // of two pages interleaves (each pipe runs its queue in program order).
+      if constexpr (kWiden) {
+        if (c + 1 < computed) WidenPage(task, c + 1, kvLen, identityL0a, (b + 1) % kKeyBuffers);
+      }
       if (inTile == 0) {  // a new S-tile: its stage must have been read by the Vector cores
         stage = stilesIssued_ % kRingStages;
         if (stilesIssued_ >= kRingStages) CrossCoreWaitFlag(kFlagStageFree + stage);
         const uint32_t tileEnd = c + tilePages < computed ? c + tilePages : computed;
         routedFrom = nz ? tileEnd - RoutedPages(tileEnd - c) : computed;
       }
-      const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * sRows * kPageKeys;
+      const uint64_t at = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * rows * kPageKeys;
       const PageOut out = c >= routedFrom ? PageOut::kNzViaL1 : (nz ? PageOut::kNz : PageOut::kRowMajor);
-      ComputePage<CT>(task, c, rows, rowsAligned, kvLen, qL0a, at, pagesIssued_++ % kKeyBuffers, out);
+      if constexpr (kWiden) {
+        MultiplyWidenedPage(rows, qL0a, at, b);
+      } else {
+        ComputePage(task, c, rows, rowsAligned, kvLen, qL0a, at, b, out);
+      }
       if (inTile + 1 == tilePages || c + 1 == computed) {  // the S-tile is complete: one hand-over
         // Routed pages are an S-tile's last: their MTE3 copies follow every Fixpipe of the tile (FIX -> MTE3),
         // so a flag on MTE3 after the last one follows all its writes.
@@ -401,46 +447,91 @@ class MsaIndexScoreKernel {
     l0aPending_[qb] = true;
   }
 
-  // How a page's scores reach the ring: row-major (128 per row) by the Fixpipe, or NZ (16-column groups of
-  // the page's rows, `rows` rows x 32 bytes each) by the Fixpipe, or NZ through L1 (keyCache).
-  enum class PageOut { kRowMajor, kNz, kNzViaL1 };
-
-  // Page c of the task: keys to L0B, the product of the query tile (qL0a) and the keys into L0C,
-  // then the rows' scores to element `at` (of ST) of the ring as `out` says (a digit task's int32 dots
-  // row-major from the same byte on).
-  template <typename CT>
-  __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
-                                     const LocalTensor<CT> &qL0a, uint64_t at, uint32_t b, PageOut out) {
-    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
-    using AccT = typename PickType<kDigits, int32_t, float>::type;
-    constexpr uint32_t c0 = kBlockBytes / sizeof(CT);
+  // A widen task's page c (key buffer set b): the int8 keys GM -> L1 -> L0B, the identity times each 32-wide
+  // D slice into L0C as int32 ([D, keys], NZ: exact), and the Fixpipe's DEQF16 (scale 1.0) into widenedL1_
+  // as half (exact: |k| <= 128), [D, keys] NZ. MultiplyWidenedPage waits for evWidened_[b].
+  // Buffers reused within the page follow each other through the pipes: the widened keys overwrite the int8
+  // page in L0B, and the scores the int32 keys in L0C, after the Fixpipe that the load into L0B waits for.
+  // widenedL1_[b] is written again two pages later only after this page's loads out of it, which precede
+  // that page's int8 load on MTE1.
+  __aicore__ inline void WidenPage(const Task &task, uint32_t c, int64_t kvLen, const LocalTensor<int8_t> &identity,
+                                   uint32_t b) {
     const uint32_t d = t_->headDim;
     const uint32_t col = task.colBegin + c;
-    LocalTensor<CT> kL0b = keyL0b_.Get<CT>()[b * kPageKeys * d];
-    LocalTensor<AccT> cL0c = resultL0c_.Get<AccT>()[b * kCubeRows * kPageKeys];
-
-    const bool cached = !kInt8Key && t_->keyCache != 0;
-    const uint32_t slot = cached ? col % kKeySlots : b;
-    const LocalTensor<CT> kL1 = keyL1_.Get<CT>()[slot * kPageKeys * d];
-    if (cached) {
-      CachePage(task, col, kvLen, slot, b);
-    } else {
-      StreamPage<CT>(task, c, col, kvLen, kL1, b);
-    }
+    const LocalTensor<int8_t> kL1 = keyL1_.Get<int8_t>()[b * kPageKeys * d * sizeof(QT)];
+    const LocalTensor<int8_t> kL0b = keyL0b_.Get<int8_t>()[b * kPageKeys * d * sizeof(half)];
+    StreamPage<int8_t>(task, c, col, kvLen, kL1, b);
     if (l0bPending_[b]) {  // the Mmad of two pages ago has read this keyL0b_ buffer
       WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
       l0bPending_[b] = false;
     }
-    const uint32_t routed = routedIssued_ % kRoutedBuffers;
-    if (out == PageOut::kNzViaL1 && routedPending_[routed]) {
-      // The copy out of this L1 buffer two routed pages ago is done before the key load below, so before the
-      // Mmad and the Fixpipe that follow it (there is no MTE3 -> FIX event).
-      WaitFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
-      routedPending_[routed] = false;
+    // The NZ page is L0B's layout for int8 too (D groups of 32, the keys' fractals).
+    LoadKeyPage(kL0b, kL1, (kPageKeys / kFractal) * (d / kBlockBytes), b, false);
+    // Slice g: [32 of D, 128 keys] = identity [32, 32] x keys [32 of D, 128 keys], into rows 32 g of the
+    // int32 [D, keys] matrix (NZ: each 16-key group holds D rows, so slice g is a block of its own).
+    const LocalTensor<int32_t> wideL0c = resultL0c_.Get<int32_t>()[b * kCubeRows * kPageKeys];
+    MmadParams mm;
+    mm.m = kIdentityEdge;
+    mm.n = kPageKeys;
+    mm.k = kIdentityEdge;
+    mm.cmatrixInitVal = true;
+    mm.cmatrixSource = false;
+    for (uint32_t g = 0; g < d / kIdentityEdge; ++g) {
+      Mmad(wideL0c[g * kIdentityEdge * kPageKeys], identity, kL0b[g * kIdentityEdge * kPageKeys], mm);
     }
+    SetFlag<HardEvent::M_FIX>(evWidenMultiplied_[b]);
+    WaitFlag<HardEvent::M_FIX>(evWidenMultiplied_[b]);
+    FixpipeParamsV220 fix;
+    fix.nSize = kPageKeys;
+    fix.mSize = kIdentityEdge;
+    fix.srcStride = kIdentityEdge;
+    fix.dstStride = d;  // each 16-key group of the [D, keys] matrix: D rows of 32 bytes
+    fix.ndNum = 1;
+    fix.quantPre = QuantMode_t::DEQF16;
+    fix.deqScalar = kDeqOne;
+    const LocalTensor<half> wideL1 = widenedL1_.Get<half>()[b * kPageKeys * d];
+    for (uint32_t g = 0; g < d / kIdentityEdge; ++g) {
+      Fixpipe<half, int32_t, CFG_NZ>(wideL1[g * kIdentityEdge * kFractal], wideL0c[g * kIdentityEdge * kPageKeys], fix);
+    }
+    SetFlag<HardEvent::FIX_MTE1>(evWidened_[b]);
+  }
+
+  // A widen task's page widened in buffer set b: the keys into L0B as a 16-bit key page (D groups of 16,
+  // each the keys' 16 x 16 fractals in order: fractal (key group j, D band i) of the [D, keys] matrix,
+  // transposed, goes to place i * 8 + j), the fp16 Mmad with the query, and the scores to the ring as fp16
+  // at `at`, row-major.
+  __aicore__ inline void MultiplyWidenedPage(uint32_t rows, const LocalTensor<half> &qL0a, uint64_t at, uint32_t b) {
+    const uint32_t d = t_->headDim;
+    const LocalTensor<half> wideL1 = widenedL1_.Get<half>()[b * kPageKeys * d];
+    const LocalTensor<half> kL0b = keyL0b_.Get<half>()[b * kPageKeys * d];
+    WaitFlag<HardEvent::FIX_MTE1>(evWidened_[b]);
     LoadData2DParams kLoad;
     kLoad.startIndex = 0;
-    kLoad.repeatTimes = (kPageKeys / kFractal) * (d / c0);
+    kLoad.repeatTimes = kPageKeys / kFractal;
+    kLoad.srcStride = d / kFractal;  // fractals between key groups
+    kLoad.dstGap = 0;
+    kLoad.ifTranspose = true;
+    for (uint32_t band = 0; band < d / kFractal; ++band) {
+      LoadData(kL0b[band * kPageKeys * kFractal], wideL1[band * kFractal * kFractal], kLoad);
+    }
+    SetFlag<HardEvent::MTE1_M>(evWidenedLoaded_[b]);
+    WaitFlag<HardEvent::MTE1_M>(evWidenedLoaded_[b]);
+    MultiplyPage(rows, kFractal, qL0a, kL0b, b);
+    FixpipeParamsV220 fix = ScoresOut(rows, kFractal, PageOut::kRowMajor);
+    Fixpipe(stageGm_[at], resultL0c_.Get<float>()[b * kCubeRows * kPageKeys], fix);
+    SetFlag<HardEvent::FIX_M>(evL0cFree_[b]);
+    l0cPending_[b] = true;
+  }
+
+  // A key page in L1 (NZ: `fractals` fractals in L0B's order) into L0B buffer b as it is; then its L1 buffer
+  // is free again (a key-cache slot instead records that MTE1 has read L1), and the Mmad that follows may
+  // read L0B once L0C buffer b is free too (the Fixpipe of two pages ago has read it).
+  template <typename T>
+  __aicore__ inline void LoadKeyPage(const LocalTensor<T> &kL0b, const LocalTensor<T> &kL1, uint32_t fractals,
+                                     uint32_t b, bool cached) {
+    LoadData2DParams kLoad;
+    kLoad.startIndex = 0;
+    kLoad.repeatTimes = fractals;
     kLoad.srcStride = 1;
     kLoad.dstGap = 0;
     kLoad.ifTranspose = false;
@@ -453,23 +544,34 @@ class MsaIndexScoreKernel {
     }
     SetFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
     WaitFlag<HardEvent::MTE1_M>(evKeyLoaded_[b]);
-
-    if (l0cPending_[b]) {  // the Fixpipe of two pages ago has read this resultL0c_ buffer
+    if (l0cPending_[b]) {
       WaitFlag<HardEvent::FIX_M>(evL0cFree_[b]);
       l0cPending_[b] = false;
     }
+  }
+
+  // The page's Mmad: the query tile (qL0a, rowsAligned rows) times the keys in L0B buffer b into L0C buffer b
+  // (fp32), then L0B is free again and the Fixpipe may read the scores.
+  template <typename CT>
+  __aicore__ inline void MultiplyPage(uint32_t rows, uint32_t rowsAligned, const LocalTensor<CT> &qL0a,
+                                      const LocalTensor<CT> &kL0b, uint32_t b) {
     MmadParams mm;
     mm.m = rowsAligned;
     mm.n = kPageKeys;
-    mm.k = d;
+    mm.k = t_->headDim;
     mm.cmatrixInitVal = true;  // C = A * B, no accumulation across pages
     mm.cmatrixSource = false;
-    Mmad(cL0c, qL0a, kL0b, mm);
+    Mmad(resultL0c_.Get<float>()[b * kCubeRows * kPageKeys], qL0a, kL0b, mm);
     SetFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
     l0bPending_[b] = true;
     SetFlag<HardEvent::M_FIX>(evMultiplied_[b]);
     WaitFlag<HardEvent::M_FIX>(evMultiplied_[b]);
+  }
 
+  // The Fixpipe of a page's fp32 scores ([rows, 128] in L0C) into the ring as fp16 (F322F16): a block maximum
+  // of rounded scores is the rounded maximum (rounding is monotonic), within SPEC §6; what fp16 cannot hold is
+  // found and recomputed by the Vector cores.
+  __aicore__ inline FixpipeParamsV220 ScoresOut(uint32_t rows, uint32_t rowsAligned, PageOut out) const {
     FixpipeParamsV220 fix;
     fix.nSize = kPageKeys;
     fix.mSize = rows;
@@ -477,13 +579,42 @@ class MsaIndexScoreKernel {
     // row-major: [rows, 128] scores in the S-tile; NZ: a 16-column group of `rows` rows of 32 bytes
     fix.dstStride = out == PageOut::kRowMajor ? kPageKeys : rows;
     fix.ndNum = 1;
-    // Digit tasks: the int32 dots as they are, exact. Otherwise fp32 -> fp16: a block maximum of rounded
-    // scores is the rounded maximum (rounding is monotonic), within SPEC §6; what fp16 cannot hold is found
-    // and recomputed by the Vector cores.
-    fix.quantPre = kDigits ? QuantMode_t::NoQuant : QuantMode_t::F322F16;
-    if constexpr (kDigits) {
-      Fixpipe(stageDotsGm_[at * sizeof(ST) / sizeof(int32_t)], cL0c, fix);  // row-major (int8 keys: no NZ tiles)
-    } else if (out == PageOut::kRowMajor) {
+    fix.quantPre = QuantMode_t::F322F16;
+    return fix;
+  }
+
+  // Page c of the task: keys to L0B, the product of the query tile (qL0a) and the keys into L0C,
+  // then the rows' scores to element `at` (of ST) of the ring as `out` says.
+  __aicore__ inline void ComputePage(const Task &task, uint32_t c, uint32_t rows, uint32_t rowsAligned, int64_t kvLen,
+                                     const LocalTensor<QT> &qL0a, uint64_t at, uint32_t b, PageOut out) {
+    const uint32_t d = t_->headDim;
+    const uint32_t col = task.colBegin + c;
+    LocalTensor<QT> kL0b = keyL0b_.Get<QT>()[b * kPageKeys * d];
+    LocalTensor<float> cL0c = resultL0c_.Get<float>()[b * kCubeRows * kPageKeys];
+
+    const bool cached = !kInt8Key && t_->keyCache != 0;
+    const uint32_t slot = cached ? col % kKeySlots : b;
+    const LocalTensor<QT> kL1 = keyL1_.Get<QT>()[slot * kPageKeys * d];
+    if (cached) {
+      CachePage(task, col, kvLen, slot, b);
+    } else {
+      StreamPage<QT>(task, c, col, kvLen, kL1, b);
+    }
+    if (l0bPending_[b]) {  // the Mmad of two pages ago has read this keyL0b_ buffer
+      WaitFlag<HardEvent::M_MTE1>(evL0bFree_[b]);
+      l0bPending_[b] = false;
+    }
+    const uint32_t routed = routedIssued_ % kRoutedBuffers;
+    if (out == PageOut::kNzViaL1 && routedPending_[routed]) {
+      // The copy out of this L1 buffer two routed pages ago is done before the key load below, so before the
+      // Mmad and the Fixpipe that follow it (there is no MTE3 -> FIX event).
+      WaitFlag<HardEvent::MTE3_MTE1>(evRoutedFree_[routed]);
+      routedPending_[routed] = false;
+    }
+    LoadKeyPage(kL0b, kL1, (kPageKeys / kFractal) * (d / kFractal), b, cached);
+    MultiplyPage(rows, rowsAligned, qL0a, kL0b, b);
+    FixpipeParamsV220 fix = ScoresOut(rows, rowsAligned, out);
+    if (out == PageOut::kRowMajor) {
       Fixpipe(stageGm_[at], cL0c, fix);
     } else if (out == PageOut::kNz) {
       Fixpipe<ST, float, CFG_NZ>(stageGm_[at], cL0c, fix);
@@ -519,19 +650,22 @@ class MsaIndexScoreKernel {
 
   // Page c of the task (column col) into L1 buffer b (kL1), the streaming double buffer. An unreadable page
   // is not loaded: the product is then meaningless and the Vector cores replace its scores by NaN.
+  // CT int8_t: a widen task's int8 keys as they are; QT: 16-bit keys, or int8 keys staged as QT.
   template <typename CT>
   __aicore__ inline void StreamPage(const Task &task, uint32_t c, uint32_t col, int64_t kvLen,
                                     const LocalTensor<CT> &kL1, uint32_t b) {
-    constexpr bool kDigits = IsSameType<CT, int8_t>::value;
+    constexpr bool kRawInt8 = IsSameType<CT, int8_t>::value;
     if (keyL1Pending_[b]) {  // the key load out of this buffer two pages ago is done
       WaitFlag<HardEvent::MTE1_MTE2>(evKeyL1Free_[b]);
       keyL1Pending_[b] = false;
     }
     const uint32_t keys = PageKeys(kvLen, col);
-    if constexpr (kInt8Key && !kDigits) {  // widened by the Vector cores, one page after another
+    if constexpr (kInt8Key && !kRawInt8) {  // widened by the Vector cores, one page after another
       DataCopy(kL1, stagedKeyGm_[static_cast<uint64_t>(c) * kPageKeys * t_->headDim], KeyPageCopy(keys, t_->headDim));
-    } else if (ColumnReadable(task.request, col)) {  // 16-bit keys, or a digit task's int8 keys as they are
-      DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], KeyPageCopy(keys, t_->keyRowStride));
+    } else if constexpr (IsSameType<CT, KT>::value) {  // 16-bit keys, or a widen task's int8 keys as they are
+      if (ColumnReadable(task.request, col)) {
+        DataCopy(kL1, keyGm_[KeyOffset(task.request, col, task.kvHead)], KeyPageCopy(keys, t_->keyRowStride));
+      }
     }
     SetFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
     WaitFlag<HardEvent::MTE2_MTE1>(evKeyCopied_[b]);
@@ -600,13 +734,13 @@ class MsaIndexScoreKernel {
     const uint32_t myRowBegin = sub_ == 0 ? 0 : firstHalf;
     const uint32_t myRows = sub_ == 0 ? firstHalf : rows - firstHalf;
 
-    // int8 keys: staged for the Cube, or for a digit task the query's digits (digitsExact: they hold every
-    // row of this core; if not, every page is recomputed in fp32 at the end of the task).
-    const bool digits = DigitTask(task);
-    bool digitsExact = true;
+    // int8 keys: staged for the Cube, or for a widen task the query as half (queryHeld: half holds every row
+    // of this core; if not, every page is recomputed in fp32 at the end of the task).
+    const bool widen = WidenTask(task);
+    bool queryHeld = true;
     if constexpr (kInt8Key) {
-      if (computed > 0 && digits) {
-        digitsExact = WriteQueryDigits(task, myRowBegin, myRows);
+      if (computed > 0 && widen) {
+        queryHeld = WriteWidenedQuery(task, myRowBegin, myRows);
       } else if (computed > 0) {
         StageInt8Keys(keyGm_, task, computed, kvLen);
       }
@@ -615,10 +749,9 @@ class MsaIndexScoreKernel {
     LocalTensor<float> colMax = colMaxBuf_.Get<float>();
     if (computed > 0 && myRows > 0) {
       range_.Clear();
-      if (!digitsExact) range_.MarkUnheld(computed);
+      if (!queryHeld) range_.MarkUnheld(computed);
     }
-    const uint32_t sRows = StageRows(rows * (digits ? kQueryDigits : 1), digits);
-    const uint32_t tilePages = StagePages(sRows);
+    const uint32_t tilePages = StagePages(rows);
     const bool nz = NzTiles();
     uint32_t stage = 0;
     for (uint32_t c = 0; c < computed; ++c) {
@@ -628,12 +761,7 @@ class MsaIndexScoreKernel {
         CrossCoreWaitFlag(kFlagStageReady + stage);
       }
       LocalTensor<ST> result = resultInQue_.AllocTensor<ST>();
-      if (myRows > 0 && digits) {  // this core's digit rows of the page's int32 dots
-        const uint64_t at = (static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * sRows * kPageKeys) *
-                                sizeof(ST) / sizeof(int32_t) +
-                            static_cast<uint64_t>(myRowBegin) * kQueryDigits * kPageKeys;
-        DataCopy(result.template ReinterpretCast<int32_t>(), stageDotsGm_[at], myRows * kQueryDigits * kPageKeys);
-      } else if (myRows > 0 && nz) {  // this core's rows of each 16-column group: [8][myRows][16] in UB
+      if (myRows > 0 && nz) {  // this core's rows of each 16-column group: [8][myRows][16] in UB
         const uint64_t page = static_cast<uint64_t>(stage) * StageElems() + static_cast<uint64_t>(inTile) * rows * kPageKeys;
         DataCopy(result, stageGm_[page + static_cast<uint64_t>(myRowBegin) * kFractal],
                  DataCopyParams(static_cast<uint16_t>(kPageKeys / kFractal), static_cast<uint16_t>(myRows),
@@ -650,13 +778,23 @@ class MsaIndexScoreKernel {
       }
       resultInQue_.EnQue(result);
       result = resultInQue_.DeQue<ST>();
-      if (myRows > 0 && digits) {
-        // Exact fp32 scores (times the whole scale in ReducePage); the ranges stay as set above.
+      if (myRows > 0 && widen) {
+        // Back from q' to q (a power of two per row, exact), then times the whole scale in ReducePage, with the
+        // page's bound for the range check (2^(E - 1) |s| x 2^13, E the largest of this core's rows).
         LocalTensor<float> scores = range_.PageScores();
-        CombineDigits(scores, scores[kDigitTaskRows * kPageKeys], result.template ReinterpretCast<int32_t>(), digitExp_,
-                      myRows, kPageKeys);
+        // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
+        Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
+        PipeBarrier<PIPE_V>();
+        int32_t maxExp = widenExp_[0];
+        for (uint32_t r = 0; r < myRows; ++r) {
+          Muls(scores[r * kPageKeys], scores[r * kPageKeys], Pow2(widenExp_[r] - kWidenQueryExp), kPageKeys);
+          if (widenExp_[r] > maxExp) maxExp = widenExp_[r];
+        }
         PipeBarrier<PIPE_V>();  // the dequant, the mask and the max read the scores
-        ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true);
+        const float bound = Pow2(maxExp - kWidenQueryExp) * kBoundScale;
+        const uint32_t firstSeen =
+            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true, bound);
+        if (queryHeld) range_.NoteBound(c, firstSeen, myRows, split_.MantissaFlag());  // else unheld already
       } else if (myRows > 0) {
         uint32_t firstSeen = myRows;
         if constexpr (kInt8Key) {  // dequantised in fp32: the scores carry p of each key's scale
@@ -688,10 +826,11 @@ class MsaIndexScoreKernel {
   // grows with the token, so they are a prefix), or myRows when none does or the page is unreadable.
   // int8 keys: the Cube's scores carry p of each key's scale (ScaleSplit), so they are multiplied by
   // m, and the page's flag is left for ScoreRange::Note; `exact` scores (recomputed in fp32 from the
-  // int8 keys themselves, or a digit task's combined dots) are multiplied by the whole scale.
+  // int8 keys themselves, or a widen task's) are multiplied by the whole scale; a nonzero `bound` (a widen
+  // task) leaves ScaleSplit::Bound of the page's scales times `bound` in the same flag.
   __aicore__ inline uint32_t ReducePage(const Task &task, uint32_t c, uint32_t myRowBegin, uint32_t myRows,
                                         int64_t qLen, int64_t kvLen, const LocalTensor<float> &result,
-                                        const LocalTensor<float> &colMaxC, bool exact) {
+                                        const LocalTensor<float> &colMaxC, bool exact, float bound = 0.0f) {
     const uint32_t col = task.colBegin + c;
     if (!ColumnReadable(task.request, col)) {
       Duplicate(colMaxC, static_cast<float>(__builtin_nanf("")), myRows);
@@ -708,6 +847,7 @@ class MsaIndexScoreKernel {
       Mul(result, result, factor, kFloatsPerRepeat, myRows, BinaryRepeatParams(1, 1, 1, 16, 16, 0));
       Mul(result[kFloatsPerRepeat], result[kFloatsPerRepeat], factor[kFloatsPerRepeat], kFloatsPerRepeat, myRows,
           BinaryRepeatParams(1, 1, 1, 16, 16, 0));
+      if (bound != 0.0f) split_.Bound(scale, keys, bound);
       ReleaseScale();
       PipeBarrier<PIPE_V>();  // the causal tail below overwrites products
     }
@@ -930,68 +1070,86 @@ class MsaIndexScoreKernel {
     WaitFlag<HardEvent::S_V>(evOffsetsWritten_);
   }
 
-  // A digit task: this core's query rows (myRows from myRowBegin) as int8 digits into digit rows
-  // [myRowBegin * kQueryDigits, ...) of the core's digit workspace, then the flag the Cube waits for (both
-  // Vector cores set it, as after staging keys). Returns whether the digits hold each of the rows exactly;
-  // digitExp_ gets each row's E (0 where it is out of range, the row then inexact).
-  __aicore__ inline bool WriteQueryDigits(const Task &task, uint32_t myRowBegin, uint32_t myRows) {
+  // A widen task: this core's query rows (myRows from myRowBegin) as half, each scaled by 2^(1 - E) (E: the
+  // exponent of the smallest power of two above its max |q|) into rows [myRowBegin, ...) of the core's widen
+  // workspace, the identity after them once per core (Vector core 0), then the flag the Cube waits for (both
+  // Vector cores set it, as after staging keys). Returns whether half holds each of the rows exactly;
+  // widenExp_ gets each row's E (0 where it is out of range, the row then not held).
+  __aicore__ inline bool WriteWidenedQuery(const Task &task, uint32_t myRowBegin, uint32_t myRows) {
     bool exact = true;
     if (myRows > 0) {
       const uint32_t d = t_->headDim;
-      // The rows in fp32 (exact) in the range check's query buffer; the digits' remainders overwrite them
+      // The rows in fp32 (exact) in the range check's query buffer; what half misses of them overwrites them
       // (a recompute of this task loads them again).
       range_.LoadQueryRows(queryGm_[QueryRowOffset(task, myRowBegin)], t_->cubeRowStride, myRows, d);
-      LocalTensor<float> x = range_.QueryRows();  // [myRows, d]: the rows, then their remainders
+      LocalTensor<float> x = range_.QueryRows();  // [myRows, d]: the rows, then what half misses of them
       // Scratch in range_'s page buffer, free until the task's first page of scores (as for staging):
-      LocalTensor<float> digit = range_.PageScores();  // [d]: one digit of one row
-      LocalTensor<float> mag = digit[d];                // [myRows, d]: |x|
-      LocalTensor<float> maxAbs = mag[kDigitTaskRows * d];  // one per row
-      LocalTensor<half> digitHalf = maxAbs[kFloatsPerRepeat].template ReinterpretCast<half>();  // [d]
+      LocalTensor<float> back = range_.PageScores();  // [myRows, d]: q' through half and back
+      LocalTensor<float> mag = back[kWidenRows * d];  // [myRows, d]: |x|
+      LocalTensor<float> maxAbs = mag[kWidenRows * d];  // one per row
       PipeBarrier<PIPE_V>();  // the rows are widened
       RowMaxAbs(maxAbs, mag, x, myRows, d);
-      SetFlag<HardEvent::V_S>(evDigitsRead_);
-      WaitFlag<HardEvent::V_S>(evDigitsRead_);
+      SetFlag<HardEvent::V_S>(evQueryRead_);
+      WaitFlag<HardEvent::V_S>(evQueryRead_);
       for (uint32_t r = 0; r < myRows; ++r) {
-        int32_t e = DigitExponent(maxAbs.GetValue(r));
-        if (!DigitExponentInRange(e)) {
+        int32_t e = QueryExponent(maxAbs.GetValue(r));
+        if (!QueryExponentInRange(e)) {
           exact = false;
           e = 0;
         }
-        digitExp_[r] = e;
+        widenExp_[r] = e;
       }
-      SetFlag<HardEvent::S_V>(evDigitsReadDone_);  // maxAbs is read before RowMaxAbs writes it again
-      WaitFlag<HardEvent::S_V>(evDigitsReadDone_);
-      LocalTensor<int8_t> out = stagedOutQue_.AllocTensor<int8_t>();
+      SetFlag<HardEvent::S_V>(evQueryReadDone_);  // maxAbs is read before RowMaxAbs writes it again
+      WaitFlag<HardEvent::S_V>(evQueryReadDone_);
       for (uint32_t r = 0; r < myRows; ++r) {
-        const LocalTensor<float> row = x[r * d];
-        Muls(row, row, Pow2(kFirstDigitBits - digitExp_[r]), d);  // exact: a power of two
-        for (uint32_t i = 0; i < kQueryDigits; ++i) {
-          PipeBarrier<PIPE_V>();
-          Cast(digit, row, RoundMode::CAST_RINT, d);  // the digit: the nearest integer
-          PipeBarrier<PIPE_V>();
-          Cast(digitHalf, digit, RoundMode::CAST_NONE, d);  // |digit| <= 64: exact in half and in int8
-          Sub(row, row, digit, d);                          // the remainder, |.| <= 1/2: exact
-          PipeBarrier<PIPE_V>();
-          Cast(out[(r * kQueryDigits + i) * d], digitHalf, RoundMode::CAST_NONE, d);
-          Muls(row, row, static_cast<float>(1 << kDigitBits), d);
-        }
+        Muls(x[r * d], x[r * d], Pow2(kWidenQueryExp - widenExp_[r]), d);  // exact: a power of two
       }
+      LocalTensor<half> out = stagedOutQue_.AllocTensor<half>();
+      PipeBarrier<PIPE_V>();
+      Cast(out, x, RoundMode::CAST_RINT, myRows * d);
+      PipeBarrier<PIPE_V>();
+      Cast(back, out, RoundMode::CAST_NONE, myRows * d);
+      PipeBarrier<PIPE_V>();
+      Sub(x, x, back, myRows * d);  // 0 wherever half holds q' exactly
       stagedOutQue_.EnQue(out);
-      out = stagedOutQue_.DeQue<int8_t>();
-      DataCopy(digitsGm_[static_cast<uint64_t>(myRowBegin) * kQueryDigits * d], out, myRows * kQueryDigits * d);
+      out = stagedOutQue_.DeQue<half>();
+      DataCopy(widenQueryGm_[static_cast<uint64_t>(myRowBegin) * d], out, myRows * d);
       stagedOutQue_.FreeTensor(out);
-      PipeBarrier<PIPE_V>();  // the remainders are complete
+      PipeBarrier<PIPE_V>();  // the differences are complete
       RowMaxAbs(maxAbs, mag, x, myRows, d);
-      SetFlag<HardEvent::V_S>(evDigitsRead_);
-      WaitFlag<HardEvent::V_S>(evDigitsRead_);
+      SetFlag<HardEvent::V_S>(evQueryRead_);
+      WaitFlag<HardEvent::V_S>(evQueryRead_);
       for (uint32_t r = 0; r < myRows; ++r) {
-        if (!(maxAbs.GetValue(r) == 0.0f)) exact = false;  // a NaN remainder too
+        if (!(maxAbs.GetValue(r) == 0.0f)) exact = false;  // a NaN difference too
       }
-      SetFlag<HardEvent::S_V>(evDigitsReadDone_);  // the page buffer is written again by the first page
-      WaitFlag<HardEvent::S_V>(evDigitsReadDone_);
+      SetFlag<HardEvent::S_V>(evQueryReadDone_);  // the page buffer is written again by the first page
+      WaitFlag<HardEvent::S_V>(evQueryReadDone_);
+    }
+    if (sub_ == 0 && !identityWritten_) {
+      WriteIdentity();
+      identityWritten_ = true;
     }
     CrossCoreSetFlag<kCubeVectorMode, PIPE_MTE3>(kFlagKeysStaged);
     return exact;
+  }
+
+  // The 32 x 32 int8 identity, row-major, into the core's widen workspace (Vector core 0, before its first
+  // widen task's flag): zeros as half, 32 ones written by the scalar unit, then half -> int8 (exact).
+  __aicore__ inline void WriteIdentity() {
+    // Scratch past WriteWidenedQuery's in range_'s page buffer, whose scalar reads are done (S -> V above).
+    LocalTensor<half> ones = range_.PageScores()[3 * kWidenRows * kWidenMaxDim].template ReinterpretCast<half>();
+    Duplicate(ones, static_cast<half>(0.0f), static_cast<int32_t>(kIdentityBytes));
+    SetFlag<HardEvent::V_S>(evQueryRead_);
+    WaitFlag<HardEvent::V_S>(evQueryRead_);
+    for (uint32_t i = 0; i < kIdentityEdge; ++i) ones.SetValue(i * (kIdentityEdge + 1), static_cast<half>(1.0f));
+    SetFlag<HardEvent::S_V>(evQueryReadDone_);
+    WaitFlag<HardEvent::S_V>(evQueryReadDone_);
+    LocalTensor<int8_t> out = stagedOutQue_.AllocTensor<int8_t>();
+    Cast(out, ones, RoundMode::CAST_NONE, static_cast<int32_t>(kIdentityBytes));
+    stagedOutQue_.EnQue(out);
+    out = stagedOutQue_.DeQue<int8_t>();
+    DataCopy(identityGm_, out, kIdentityBytes);
+    stagedOutQue_.FreeTensor(out);
   }
 
   // int8 keys become the query's 16-bit type for the Cube as int8 * p, p the power of two of the key's
@@ -1121,8 +1279,12 @@ class MsaIndexScoreKernel {
   TEventID evScaleCopied_ = 0, evScaleWritten_ = 0, evOffsetsWritten_ = 0, evScaleFree_ = 0,
            evScaleFreeScalar_ = 0;  // Vector
   bool scalePending_ = false;
-  TEventID evDigitsRead_ = 0, evDigitsReadDone_ = 0;  // Vector: max |q| and the remainders to the scalar unit
-  int32_t digitExp_[kDigitTaskRows] = {};             // Vector: E of each of its rows of a digit task
+  TEventID evQueryRead_ = 0, evQueryReadDone_ = 0;  // Vector: max |q| and the differences to the scalar unit
+  int32_t widenExp_[kWidenRows] = {};               // Vector: E of each of its rows of a widen task
+  bool identityWritten_ = false;                    // Vector core 0: the identity is in the workspace
+  // Cube, widen tasks: the page's keys widened in L1 (FIX -> MTE1), loaded into L0B (MTE1 -> M), and the
+  // identity Mmad done (M -> FIX); per key buffer set.
+  TEventID evWidened_[kKeyBuffers] = {}, evWidenedLoaded_[kKeyBuffers] = {}, evWidenMultiplied_[kKeyBuffers] = {};
 
   GlobalTensor<QT> queryGm_;
   GlobalTensor<KT> keyGm_;
@@ -1133,9 +1295,9 @@ class MsaIndexScoreKernel {
   GlobalTensor<int32_t> startLocGm_;
   GlobalTensor<float> scoreGm_;
   GlobalTensor<ST> stageGm_;
-  GlobalTensor<int32_t> stageDotsGm_;  // the same ring, as a digit task's int32 dots
   GlobalTensor<QT> stagedKeyGm_;
-  GlobalTensor<int8_t> digitsGm_;      // a digit task's query digits, where staged keys go otherwise
+  GlobalTensor<half> widenQueryGm_;  // a widen task's query rows, where staged keys go otherwise
+  GlobalTensor<int8_t> identityGm_;  // after them: the identity the Cube widens the keys with
 
   // Cube buffers.
   TBuf<TPosition::A1> queryL1_;
@@ -1144,6 +1306,7 @@ class MsaIndexScoreKernel {
   TBuf<TPosition::B2> keyL0b_;
   TBuf<TPosition::CO1> resultL0c_;
   TBuf<TPosition::C1> routedL1_;
+  TBuf<TPosition::B1> widenedL1_;  // int8 keys: a widen task's keys as half, [D, keys] NZ, per key buffer set
   // Vector buffers.
   TQue<QuePosition::VECIN, 1> resultInQue_;
   TQue<QuePosition::VECOUT, 1> outQue_;

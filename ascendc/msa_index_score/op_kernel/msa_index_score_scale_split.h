@@ -91,8 +91,27 @@ class ScaleSplit {
     PipeBarrier<PIPE_V>();
     return m;
   }
-  // The flag of the last Mantissa call (64 lanes), for ScoreRange::Note.
+  // The flag of the last Mantissa call (for ScoreRange::Note) or Bound call (for NoteBound), 64 lanes.
   __aicore__ inline LocalTensor<float> MantissaFlag() { return rawBuf_.Get<float>(); }
+
+  // A widen task's page (msa_index_score_cube_widening.h): a bound above max |s| over the first `present`
+  // scales, times `factor` (a power of two), in 64 lanes for ScoreRange::NoteBound. The bound is 2 x 2^e of
+  // the largest scale (above |s|); inf for an inf or NaN scale, 0 for 0 and subnormals (their scores'
+  // error is far below SPEC's). The caller orders it before its reader (ReducePage's barrier after the
+  // dequant).
+  __aicore__ inline LocalTensor<float> Bound(const LocalTensor<float> &scale, uint32_t present, float factor) {
+    LocalTensor<float> raw = rawBuf_.Get<float>();
+    LocalTensor<float> diff = diffBuf_.Get<float>();
+    Unclamped(raw, scale, keys_);
+    Duplicate(diff, 0.0f, static_cast<int32_t>(keys_));
+    PipeBarrier<PIPE_V>();
+    Abs(diff, raw, static_cast<int32_t>(present));  // the page's keys only: 2^e >= 0, unchanged
+    PipeBarrier<PIPE_V>();
+    Max(raw, diff, diff[kFloatsPerRepeat], static_cast<int32_t>(kFloatsPerRepeat));
+    PipeBarrier<PIPE_V>();
+    Muls(raw, raw, 2.0f * factor, static_cast<int32_t>(kFloatsPerRepeat));
+    return raw;
+  }
 
  private:
   // |s| with its mantissa cleared: 2^e for a normal s, 0 for 0 and subnormals, inf for inf and NaN.

@@ -84,8 +84,15 @@ class ScoreRange {
     Reduce(c);
   }
 
-  // Every page of the first `computed` unheld (recomputed), whatever Note says: a digit task whose digits do
-  // not hold the query exactly.
+  // A widen task's page: its range is the largest of `bound`'s 64 lanes (ScaleSplit::Bound); its scores
+  // cannot leave fp16's range, so the row maxima play no part.
+  __aicore__ inline void NoteBound(uint32_t c, uint32_t firstSeen, uint32_t rows, const LocalTensor<float> &bound) {
+    if (firstSeen >= rows) return;
+    WholeReduceMax(rangeBuf_.Get<float>()[c * kRangeStride], bound, kFloatsPerRepeat, 1, 1, 1, 8,
+                   ReduceOrder::ORDER_ONLY_VALUE);
+  }
+  // Every page of the first `computed` unheld (recomputed), whatever Note says: a widen task whose query
+  // half does not hold exactly.
   __aicore__ inline void MarkUnheld(uint32_t computed) {
     PipeBarrier<PIPE_V>();  // after Clear's zeros
     Duplicate(rangeBuf_.Get<float>(), kHalfMax, computed * kRangeStride);
@@ -129,7 +136,7 @@ class ScoreRange {
     queryInQue_.FreeTensor(raw);
   }
 
-  // The rows LoadQueryRows loaded, [rows, d] in fp32. A caller may overwrite them (the int8 query digits
+  // The rows LoadQueryRows loaded, [rows, d] in fp32. A caller may overwrite them (the widened query
   // do); the recompute loads them again before it reads them.
   __aicore__ inline LocalTensor<float> QueryRows() { return queryBuf_.Get<float>(); }
 
