@@ -780,34 +780,30 @@ class MsaIndexScoreKernel {
       result = resultInQue_.DeQue<ST>();
       if (myRows > 0 && widen) {
         // Back from q' to q (a power of two per row, exact), then times the whole scale in ReducePage, with the
-        // page's bound for the range check (2^(E - 1) |s| x 2^13, E the largest of this core's rows).
+        // page's bound for the range check (widenBound_: 2^(E - 1) |s| x 2^13, E the largest of this core's rows).
         LocalTensor<float> scores = range_.PageScores();
         // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
         Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
         PipeBarrier<PIPE_V>();
-        int32_t maxExp = widenExp_[0];
         for (uint32_t r = 0; r < myRows; ++r) {
           Muls(scores[r * kPageKeys], scores[r * kPageKeys], Pow2(widenExp_[r] - kWidenQueryExp), kPageKeys);
-          if (widenExp_[r] > maxExp) maxExp = widenExp_[r];
         }
         PipeBarrier<PIPE_V>();  // the dequant, the mask and the max read the scores
-        const float bound = Pow2(maxExp - kWidenQueryExp) * kBoundScale;
         const uint32_t firstSeen =
-            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true, bound);
+            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], true, widenBound_);
         if (queryHeld) range_.NoteBound(c, firstSeen, myRows, split_.MantissaFlag());  // else unheld already
+      } else if (myRows > 0 && kInt8Key) {  // dequantised in fp32: the scores carry p of each key's scale
+        // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
+        LocalTensor<float> scores = range_.PageScores();
+        // The dequant reads the widened scores first, after the barriers inside ReducePage's Mantissa.
+        Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
+        const uint32_t firstSeen =
+            ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
+        range_.Note(c, firstSeen, myRows, colMax[c * kVecRows], split_.MantissaFlag());
       } else if (myRows > 0) {
-        uint32_t firstSeen = myRows;
-        if constexpr (kInt8Key) {  // dequantised in fp32: the scores carry p of each key's scale
-          // The previous page's last read of `scores` (its pairwise max) is ordered by a barrier after it.
-          LocalTensor<float> scores = range_.PageScores();
-          // The dequant reads the widened scores first, after the barriers inside ReducePage's Mantissa.
-          Cast(scores, result, RoundMode::CAST_NONE, myRows * kPageKeys);
-          firstSeen = ReducePage(task, c, myRowBegin, myRows, qLen, kvLen, scores, colMax[c * kVecRows], false);
-          range_.Note(c, firstSeen, myRows, colMax[c * kVecRows], split_.MantissaFlag());
-        } else {
-          firstSeen = ReducePageHalf(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows], nz);
-          range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
-        }
+        const uint32_t firstSeen =
+            ReducePageHalf(task, c, myRowBegin, myRows, qLen, kvLen, result, colMax[c * kVecRows], nz);
+        range_.Note(c, firstSeen, myRows, colMax[c * kVecRows]);
       }
       resultInQue_.FreeTensor(result);
     }
@@ -1101,9 +1097,12 @@ class MsaIndexScoreKernel {
       }
       SetFlag<HardEvent::S_V>(evQueryReadDone_);  // maxAbs is read before RowMaxAbs writes it again
       WaitFlag<HardEvent::S_V>(evQueryReadDone_);
+      int32_t maxExp = widenExp_[0];
       for (uint32_t r = 0; r < myRows; ++r) {
         Muls(x[r * d], x[r * d], Pow2(kWidenQueryExp - widenExp_[r]), d);  // exact: a power of two
+        if (widenExp_[r] > maxExp) maxExp = widenExp_[r];
       }
+      widenBound_ = Pow2(maxExp - kWidenQueryExp) * kBoundScale;
       LocalTensor<half> out = stagedOutQue_.AllocTensor<half>();
       PipeBarrier<PIPE_V>();
       Cast(out, x, RoundMode::CAST_RINT, myRows * d);
@@ -1281,6 +1280,7 @@ class MsaIndexScoreKernel {
   bool scalePending_ = false;
   TEventID evQueryRead_ = 0, evQueryReadDone_ = 0;  // Vector: max |q| and the differences to the scalar unit
   int32_t widenExp_[kWidenRows] = {};               // Vector: E of each of its rows of a widen task
+  float widenBound_ = 0.0f;                         // Vector: 2^(max E - 1) x kBoundScale, ScaleSplit::Bound's factor
   bool identityWritten_ = false;                    // Vector core 0: the identity is in the workspace
   // Cube, widen tasks: the page's keys widened in L1 (FIX -> MTE1), loaded into L0B (MTE1 -> M), and the
   // identity Mmad done (M -> FIX); per key buffer set.
