@@ -12,7 +12,7 @@ reach the Cube times the power of two of their scale, and the rest of it is appl
 import numpy as np
 import pytest
 
-from ms_msa.testing import ascend_model, cases, dtypes
+from ms_msa.testing import ascend_model, cases
 from ms_msa.testing.numeric import assert_accepted, mismatches
 
 HALF_MAX = 65504.0
@@ -29,8 +29,7 @@ def _inputs(dtype, sign, layout="BBND"):
     query = np.broadcast_to((signs * 1000.0)[None, :, None], inputs.values["query"].shape)
     query = query * rng.uniform(0.9, 1.1, query.shape)
     for name, value in (("query", query), ("key", key)):
-        inputs.values[name] = dtypes.round_to(value, dtype)
-        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+        inputs.set(name, value, dtype)
     return case, inputs
 
 
@@ -127,8 +126,7 @@ def test_int8_scales_tnd():
         rows = label == i
         scale[rows] = 0.0 if e is None else rng.uniform(1.0, 2.0, scale[rows].shape) * 2.0 ** e
     scale *= rng.choice([-1.0, 1.0], scale.shape)
-    inputs.values["scale"] = scale.astype(np.float32).astype(np.float64)
-    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    inputs.set("scale", scale, "float32")
     assert_accepted(_run(case, inputs), inputs.run_reference(), case.fill_value, "tnd")
 
 
@@ -147,8 +145,7 @@ def test_int8_negative_scales_beyond_fp16():
     scale[1] = np.where(np.arange(scale.shape[-1]) % 2 == 0, -384.0, 2.0 ** -10)
     for name, value, dt in (("key", np.minimum(key, 127), "int8"), ("query", query, "bfloat16"),
                             ("scale", scale, "float32")):
-        inputs.values[name] = dtypes.round_to(value, dt) if dt == "bfloat16" else value
-        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dt)
+        inputs.set(name, value, dt)
     ref = inputs.run_reference()
     assert (ref[np.isfinite(ref)] < -2 * HALF_MAX).any() and (ref[np.isfinite(ref)] > 0).any()
     # the Cube's scores of page 1's small keys stay inside fp16's range (|q . (k p)| <= sum |q| * 128 * 2^-10)

@@ -12,7 +12,7 @@ on it, and that the recompute runs exactly when a row or a page needs it."""
 import numpy as np
 import pytest
 
-from ms_msa.testing import ascend_model, cases, dtypes
+from ms_msa.testing import ascend_model, cases
 from ms_msa.testing.numeric import assert_accepted
 
 PAGE = 128
@@ -35,11 +35,6 @@ def _recomputed(run):
 
 def _pages(case):
     return sum(-(-kv // case.block_size) for kv in case.kv_lens)
-
-
-def _set(inputs, name, value, dtype):
-    inputs.values[name] = value
-    inputs.tensors[name] = dtypes.to_tensor(value, dtype)
 
 
 @pytest.mark.parametrize("name", ["X-int8-decode-m3", "X-int8-decode-m3-fp16-tnd", "X-int8-decode-gqa-n2-2-bnbd",
@@ -113,9 +108,9 @@ def test_the_scale_bound_decides_which_pages_are_recomputed(sign):
         inputs = cases.build_inputs(case, seed=51)
         query = inputs.values["query"].astype(np.float64)
         query = query / np.abs(query).max(axis=-1, keepdims=True) * 1.5
-        _set(inputs, "query", dtypes.round_to(query, "bfloat16"), "bfloat16")
+        inputs.set("query", query, "bfloat16")
         assert np.abs(inputs.values["query"]).max(axis=-1).min() >= 1.0
-        _set(inputs, "scale", np.full_like(inputs.values["scale"], sign * scale_value), "float32")
+        inputs.set("scale", np.full_like(inputs.values["scale"], sign * scale_value), "float32")
         out, run = _run(case, inputs)
         assert_accepted(out, inputs.run_reference(), case.fill_value, f"scale {sign * scale_value}")
         recomputed[scale_value] = _recomputed(run)
@@ -151,9 +146,9 @@ def test_queries_out_of_range_and_zero_rows():
     query[0] = 0.0
     query[1] *= 2.0 ** 104
     query[2] *= 2.0 ** -110
-    _set(inputs, "query", dtypes.round_to(query, "bfloat16"), "bfloat16")
+    inputs.set("query", query, "bfloat16")
     # scores of the large row stay below fp32's limit
-    _set(inputs, "scale", np.full_like(inputs.values["scale"], 2.0 ** -12), "float32")
+    inputs.set("scale", np.full_like(inputs.values["scale"], 2.0 ** -12), "float32")
     ref = inputs.run_reference()
     out, run = _run(case, inputs)
     assert_accepted(out, ref, case.fill_value, "extremes")
@@ -174,7 +169,7 @@ def test_a_score_that_rests_on_the_bits_half_drops():
     key[..., 1] = np.random.default_rng(42).integers(1, 128, key[..., 1].shape)
     scale = np.full_like(inputs.values["scale"], 2.0 ** 30)
     for name, value, dt in (("query", query, "bfloat16"), ("key", key, "int8"), ("scale", scale, "float32")):
-        _set(inputs, name, value, dt)
+        inputs.set(name, value, dt)
     ref = inputs.run_reference()
     assert (ref[np.isfinite(ref)] >= 1).all()
     out, run = _run(case, inputs)
@@ -193,14 +188,14 @@ def test_every_int8_value_widens_exactly():
     flat = key.reshape(-1, key.shape[-1])
     values = np.arange(-128, 128)
     flat[:] = values[(np.arange(flat.shape[0])[:, None] + 37 * np.arange(flat.shape[1])[None, :]) % 256]
-    _set(inputs, "key", flat.reshape(key.shape).astype(np.int8), "int8")
+    inputs.set("key", flat.reshape(key.shape).astype(np.int8), "int8")
     rng = np.random.default_rng(62)
     query = np.zeros(inputs.values["query"].shape)
     rows = query.reshape(-1, query.shape[-1])
     for row in rows:
         row[rng.choice(row.size, 8, replace=False)] = rng.choice([-1.0, 1.0], 8)
-    _set(inputs, "query", rows.reshape(query.shape).astype(np.float16), "float16")
-    _set(inputs, "scale", np.ones_like(inputs.values["scale"]), "float32")
+    inputs.set("query", rows.reshape(query.shape).astype(np.float16), "float16")
+    inputs.set("scale", np.ones_like(inputs.values["scale"]), "float32")
     ref = inputs.run_reference()
     out, run = _run(case, inputs)
     finite = np.isfinite(ref)

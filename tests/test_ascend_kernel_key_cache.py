@@ -10,7 +10,7 @@ pages go through L1 (docs/ascend.md, "Prefill's scores out of L0C by two paths")
 import numpy as np
 import pytest
 
-from ms_msa.testing import ascend_model, cases, dtypes
+from ms_msa.testing import ascend_model, cases
 from ms_msa.testing.numeric import assert_accepted
 
 PAGE = 128
@@ -138,8 +138,7 @@ def test_a_page_seen_whole_after_part_of_it_is_copied_again():
     case = cases.Case("key-cache-shared-pages", 4, 128, 3, (96, 96), (300, 384), start_loc=(2, 2))
     inputs = cases.build_inputs(case)
     table = np.array([[0, 1, 2], [0, 1, 2]], np.int32)
-    inputs.values["block_table"] = table
-    inputs.tensors["block_table"] = dtypes.to_tensor(table, "int32")
+    inputs.set("block_table", table, "int32")
     fold, tiles = _geometry(case)
     run = _run_inputs(case, inputs, aic_cores=1)
     page = PAGE * case.head_dim * 2

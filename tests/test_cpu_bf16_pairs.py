@@ -8,7 +8,7 @@ import mindspore as ms
 import pytest
 
 from ms_msa import MsaIndexScore, _lib
-from ms_msa.testing import cases, dtypes, numeric
+from ms_msa.testing import cases, numeric
 
 PAIR_ISAS = [isa for isa in _lib.cpu_isas() if isa.endswith("bf16")]
 ALL = _lib.cpu_isas()
@@ -36,10 +36,8 @@ HUGE = 2.0 ** 127     # SUBNORMAL * HUGE = 1/8
 
 def _with_values(case, query, key):
     inputs = cases.build_inputs(case, seed=5)
-    inputs.values["query"] = dtypes.round_to(query, "bfloat16")
-    inputs.values["key"] = dtypes.round_to(key, "bfloat16")
-    inputs.tensors["query"] = dtypes.to_tensor(inputs.values["query"], "bfloat16")
-    inputs.tensors["key"] = dtypes.to_tensor(inputs.values["key"], "bfloat16")
+    inputs.set("query", query, "bfloat16")
+    inputs.set("key", key, "bfloat16")
     for name in ("query", "key"):  # the subnormals reach the kernel as they are
         back = inputs.tensors[name].astype(ms.float32).asnumpy().astype(np.float64)
         assert np.array_equal(back, inputs.values[name]), name
@@ -107,12 +105,10 @@ def test_int8_key_decode_subnormal_query_counts(isa, mode, monkeypatch):
     query = rng.standard_normal(inputs.values["query"].shape) * 2.0 ** -120  # normal, small: scores ~1e4
     query[0, 2, :] = 0.0
     query[0, 2, 7] = SUBNORMAL
-    inputs.values["query"] = dtypes.round_to(query, "bfloat16")
-    inputs.tensors["query"] = dtypes.to_tensor(inputs.values["query"], "bfloat16")
+    inputs.set("query", query, "bfloat16")
     back = inputs.tensors["query"].astype(ms.float32).asnumpy().astype(np.float64)
     assert np.array_equal(back, inputs.values["query"]) and back[0, 2, 7] == SUBNORMAL
-    inputs.values["scale"] = np.full(inputs.values["scale"].shape, 2.0 ** 126)
-    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    inputs.set("scale", np.full(inputs.values["scale"].shape, 2.0 ** 126), "float32")
     _, ref = _run(inputs, case, isa, monkeypatch)
     row = ref[2, 0][np.isfinite(ref[2, 0])]
     assert row.size > 20 and (np.abs(row) >= 1 / 16).mean() > 0.9  # the subnormal term decides every block
@@ -137,8 +133,7 @@ def test_int8_keys_every_value_in_every_position(isa, head_dim, tokens, mode, mo
     assert set(np.unique(key[:64, 0, 0, :])) == set(range(-128, 128))
     key[64:, 0, 0, :] = np.array(constant_rows)[:, None]
     key[:, 1:tokens] = key[:, :1]
-    inputs.values["key"] = key
-    inputs.tensors["key"] = dtypes.to_tensor(key, "int8")
+    inputs.set("key", key, "int8")
     assert np.array_equal(inputs.tensors["key"].asnumpy(), key.astype(np.int8))
     out, ref = _run(inputs, case, isa, monkeypatch)
     first_tokens = ref[:, ::tokens, 0]
@@ -160,12 +155,11 @@ def test_int8_keys_on_the_pair_path(isa, case, mode, monkeypatch):
     """Queries over bf16's exponent range, int8 keys over their whole range, scales from 2**-20 to 2**20."""
     inputs = cases.build_inputs(case, seed=6)
     rng = np.random.default_rng(6)
-    query = dtypes.round_to(cases.wide_range(rng, inputs.values["query"].shape, -30, 30), "bfloat16")
+    query = cases.wide_range(rng, inputs.values["query"].shape, -30, 30)
     key = rng.integers(-128, 128, size=inputs.values["key"].shape).astype(np.float64)
     scale = 2.0 ** rng.uniform(-20, 20, inputs.values["scale"].shape)
     for name, value, dtype in (("query", query, "bfloat16"), ("key", key, "int8"), ("scale", scale, "float32")):
-        inputs.values[name] = dtypes.round_to(value, dtype) if dtype != "int8" else value
-        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+        inputs.set(name, value, dtype)
     assert inputs.tensors["key"].asnumpy().min() == -128
     _run(inputs, case, isa, monkeypatch)
 
@@ -179,10 +173,8 @@ def test_int8_keys_pair_path_subnormal_query_counts(isa, mode, monkeypatch):
     query = np.random.default_rng(7).standard_normal(inputs.values["query"].shape) * 2.0 ** -120
     query[:, 2, :] = 0.0
     query[:, 2, 7] = SUBNORMAL
-    inputs.values["query"] = dtypes.round_to(query, "bfloat16")
-    inputs.tensors["query"] = dtypes.to_tensor(inputs.values["query"], "bfloat16")
-    inputs.values["scale"] = np.full(inputs.values["scale"].shape, 2.0 ** 126)
-    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    inputs.set("query", query, "bfloat16")
+    inputs.set("scale", np.full(inputs.values["scale"].shape, 2.0 ** 126), "float32")
     _, ref = _run(inputs, case, isa, monkeypatch)
     head = ref[2][np.isfinite(ref[2])]
     assert head.size > 100 and (np.abs(head) >= 1 / 16).mean() > 0.9

@@ -5,7 +5,7 @@ import mindspore as ms
 import pytest
 
 from ms_msa import MsaIndexScore, _lib, reference
-from ms_msa.testing import cases, dtypes, numeric
+from ms_msa.testing import cases, numeric
 
 from _inputs import call, valid_args
 
@@ -163,8 +163,7 @@ def test_nan_inf_propagate_through_full_tiles(isa, case, value, mode, monkeypatc
     table = inputs.values["block_table"]
     key[table[0, 1], 40, 0, 9] = value   # request 0, block 1, key 40: seen by every row of request 0
     key[table[1, 0], 3, 0, 100] = value  # request 1, block 0, key 3
-    inputs.values["key"] = key
-    inputs.tensors["key"] = dtypes.to_tensor(key, case.dtype)
+    inputs.set("key", key, case.dtype)
     out = MsaIndexScore(**case.attrs())(*cases.call_args(inputs)).asnumpy()
     ref = inputs.run_reference()
     assert not np.isfinite(ref[:, :, :2]).all()

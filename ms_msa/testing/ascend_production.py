@@ -14,7 +14,6 @@ S-tiles on one core. The later kvChunks split of long decode requests (ops-trans
 by vllm-ascend #16426 / #16515, the published 950 figure) is not in any stored source, so it is not
 modelled: the estimate is of the design as read, and says so.
 """
-import math
 
 from .ascend_cost import Shape
 

@@ -185,6 +185,15 @@ class Inputs:
     tensors: dict
     attrs: dict
 
+    def set(self, name, value, dtype):
+        """Replace input `name` by `value` held as `dtype` (a name of dtypes.MS_DTYPES). A float dtype's value is
+        rounded to its grid first, so that the reference sees exactly what the tensor holds."""
+        value = np.asarray(value)
+        if dtype in dtypes.FLOAT_DTYPES:
+            value = dtypes.round_to(value, dtype)
+        self.values[name] = value
+        self.tensors[name] = dtypes.to_tensor(value, dtype)
+
     def run_reference(self):
         from ..reference import msa_index_score
         return msa_index_score(**self.values, **self.attrs)
@@ -263,8 +272,7 @@ def build_wide_inputs(case, seed=0):
     else:
         values["key"] = (wide_range(rng, inputs.values["key"].shape, -span, span), case.dtype)
     for name, (value, dtype) in values.items():
-        inputs.values[name] = value if dtype == "int8" else dtypes.round_to(value, dtype)
-        inputs.tensors[name] = dtypes.to_tensor(inputs.values[name], dtype)
+        inputs.set(name, value, dtype)
     return inputs
 
 
@@ -284,8 +292,7 @@ def set_scale_classes(inputs, classes, seed):
         else:
             value = rng.uniform(1.0, 2.0, shape) * 2.0 ** e
         scale[page] = value * rng.choice([-1.0, 1.0], shape)
-    inputs.values["scale"] = scale.astype(np.float32).astype(np.float64)
-    inputs.tensors["scale"] = dtypes.to_tensor(inputs.values["scale"], "float32")
+    inputs.set("scale", scale, "float32")
 
 
 CALL_ORDER = ("query", "key", "start_loc", "block_table", "scale", "atten_mask", "actual_seq_qlen",

@@ -98,7 +98,8 @@ class ScaleSplit {
   // scales, times `factor` (a power of two), in 64 lanes for ScoreRange::NoteBound. The bound is 2 x 2^e of
   // the largest scale (above |s|); inf for an inf or NaN scale, 0 for 0 and subnormals (their scores'
   // error is far below SPEC's). The caller orders it before its reader (ReducePage's barrier after the
-  // dequant).
+  // dequant). Its Abs / Max / Muls are those of Mantissa's flag, written out in each: Mantissa interleaves
+  // them with 1 / p's steps so that the two share their barriers, which a common helper would not.
   __aicore__ inline LocalTensor<float> Bound(const LocalTensor<float> &scale, uint32_t present, float factor) {
     LocalTensor<float> raw = rawBuf_.Get<float>();
     LocalTensor<float> diff = diffBuf_.Get<float>();

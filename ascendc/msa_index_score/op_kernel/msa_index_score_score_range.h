@@ -137,7 +137,7 @@ class ScoreRange {
   }
 
   // The rows LoadQueryRows loaded, [rows, d] in fp32. A caller may overwrite them (the widened query
-  // do); the recompute loads them again before it reads them.
+  // does); the recompute loads them again before it reads them.
   __aicore__ inline LocalTensor<float> QueryRows() { return queryBuf_.Get<float>(); }
 
   // Scores of `keys` keys (from `key`, `keyRowStride` elements apart) against the loaded query rows,
