@@ -251,18 +251,29 @@ def uses_bf16_pairs(ceilings, case):
 
 def uses_tiles(ceilings, case):
     """Whether a row runs on the AMX tiles: bf16 queries against bf16 keys at D 128 under the avx512-amx kernel set
-    (its tile path takes tasks of up to 64 rows, which every task is while a key head has at most 64 query heads)."""
+    (its tile path takes tasks of up to 128 rows, which every task is while a key head has at most 128 query heads),
+    or fp16 against fp16 keys there in tasks of more than 4 rows (uses_split_tiles)."""
     return (ceilings["machine"]["ms_msa_cpu_kernel_used"] == roofline.TILES and case["dtype"] == "bfloat16"
             and not case["int8_key"] and case.get("head_dim", 128) == 128
-            and case["heads"] // case.get("kv_heads", 1) <= 64)
+            and case["heads"] // case.get("kv_heads", 1) <= 128) or uses_split_tiles(ceilings, case)
+
+
+def uses_split_tiles(ceilings, case):
+    """Whether a row runs on the tiles with each fp16 value split into two bf16 (four tile products a multiply-add):
+    fp16 queries and keys at D 128, more than 4 rows per task, under the avx512-amx kernel set."""
+    return (ceilings["machine"]["ms_msa_cpu_kernel_used"] == roofline.TILES and case["dtype"] == "float16"
+            and not case["int8_key"] and case.get("head_dim", 128) == 128
+            and case["heads"] // case.get("kv_heads", 1) * max(case["q_lens"]) > 4)
 
 
 def instruction_peak(ceilings, case, threads_key, peaks=None):
     """The peak of the multiply-add a row runs on (uses_bf16_pairs: vdpbf16ps, uses_tiles: TDPBF16PS, else the
-    fp32 FMA); `peaks` as for fp32_peak."""
+    fp32 FMA); `peaks` as for fp32_peak. A split-tile row counts the row's multiply-adds against a quarter of the
+    tiles' peak: the tiles do four products for each (docs/cpu_kernel.md, "fp16 on the tiles")."""
     for uses, name in ((uses_bf16_pairs, roofline.BF16_PAIRS), (uses_tiles, roofline.TILES)):
         if uses(ceilings, case):
-            return peaks[name] if peaks is not None else ceilings["fma_gflops"][name][threads_key]
+            peak = peaks[name] if peaks is not None else ceilings["fma_gflops"][name][threads_key]
+            return peak / roofline.SPLIT_PRODUCTS if uses_split_tiles(ceilings, case) else peak
     return fp32_peak(ceilings, threads_key, peaks)
 
 

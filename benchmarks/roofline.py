@@ -50,6 +50,8 @@ def native():
 FP32_FMA_OF = {"avx512-amx": "avx512", "avx512-bf16": "avx512", "avx512": "avx512", "avx2": "avx2"}
 BF16_PAIRS = "avx512-bf16"
 TILES = "avx512-amx"
+# Tile products per multiply-add of an fp16 row on the tiles (each value split into two bf16: hi.hi, hi.lo, lo.hi, lo.lo).
+SPLIT_PRODUCTS = 4
 
 
 def fma_peaks(isas, threads, seconds=0.3, runs=3):

@@ -192,6 +192,19 @@ inline bool TilePathTakes(int64_t rows, int64_t d) { return rows <= kTileMaxRows
 // n int8 values as bf16, exactly (an int8 has at most 8 significant bits, as many as bf16).
 using Int8ToBf16Fn = void (*)(const int8_t *src, int64_t n, uint16_t *dst);
 
+// fp16 queries against fp16 keys on the same tiles (these CPUs' tiles have no fp16 product). Each fp16 value x is
+// split exactly into two bf16 values, x = hi + lo: hi is x with its last three significant bits cut (so it has the
+// eight bf16 holds) and lo = x - hi, at most three significant bits. A product q . k is then
+// qh.kh + qh.kl + ql.kh + ql.kl, four tile products of exact bf16 pairs. None of their inputs, products or partial
+// sums is subnormal: every non-zero fp16 value is a multiple of 2^-24, so a product is a multiple of 2^-48 (the
+// tiles' flush of subnormals never acts). An infinite x would multiply its partner's lo, often 0, into NaN: a query
+// with an infinite or NaN element takes fp32 multiply-adds, and so does a tile of keys with one.
+// SplitFp16Fn: n fp16 values (their bits) into hi[0..n) and lo[0..n), bf16 bits; true if one is infinite or NaN.
+using SplitFp16Fn = bool (*)(const uint16_t *src, int64_t n, uint16_t *hi, uint16_t *lo);
+// fp16 rows take the split tiles from this many rows up (speculative decode, prefill). Decode's few rows stay on
+// the dot path: per key the split costs about as many vector instructions as the dot path's widening and FMAs.
+constexpr int64_t kSplitTileMinRows = kDotRows + 1;
+
 // The key dtypes Bf16DotMaxFn reads.
 inline bool Bf16DotPathReads(DType key_dtype) { return key_dtype == DType::kBFloat16 || key_dtype == DType::kInt8; }
 
@@ -206,6 +219,10 @@ struct IsaKernels {
   Bf16DotMaxFn bf16_dot_max;      // null where the CPU has no bf16 pair instruction
   Int8ToBf16Fn int8_to_bf16;      // (the pair path's int8 keys) null where bf16_block_max is
   PairBlockMaxFn tile_block_max;  // null where the CPU has no AMX-BF16 (or the OS did not grant its tiles)
+  // fp16 x fp16 on the tiles, the query's hi pairs then its lo pairs in qp (ceil(d / 2) x ldq words each), the
+  // keys fp16 (SplitFp16Fn); null where tile_block_max is.
+  PairBlockMaxFn tile_fp16_block_max;
+  SplitFp16Fn split_fp16;  // null where tile_block_max is
 };
 
 // True if a bf16 value (its bits) is subnormal: a zero exponent and a non-zero fraction, i.e. the bits without the

@@ -118,7 +118,8 @@ using LineVector = std::vector<T, CacheLineAllocator<T>>;
 struct Scratch {
   LineVector<float> q_rows;  // rows x D
   LineVector<float> qt;      // D x ldq
-  LineVector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path only)
+  LineVector<uint32_t> qp;   // ceil(D / 2) x ldq bf16 query pairs (the bf16 pair path; split tiles: hi, then lo)
+  LineVector<uint16_t> q_split;  // 16 fp16 query rows split, hi and lo of each (the split tiles only)
   LineVector<uint16_t> qd;   // kDotRows bf16 query rows, chunks doubled (Bf16DotMaxFn; the bf16 dot path only)
   LineVector<float> keys;    // kKeyChunk x D (decode ahead: two tiles of kDecodeAheadKeys)
   LineVector<uint16_t> keys_bf16;  // P x D: a block of int8 keys widened to bf16 (the bf16 pair path only)
@@ -163,8 +164,16 @@ class TaskRunner {
   // bf16 queries against bf16 keys (TilePathTakes: tasks of up to 128 rows at D 128, so decode, speculative decode
   // and prefill) on AMX tiles where the CPU has them, the query in the pair layout. (int8 keys stay on the dot path:
   // widened to bf16 for the tiles, a block or a tile at a time, int8-key decode took longer; docs/cpu_kernel.md.)
+  // fp16 queries against fp16 keys go there too, each value split into two bf16 (split_tiles, SplitFp16Fn), in tasks
+  // of kSplitTileMinRows rows or more.
   bool tile_path() const {
-    return isa_.tile_block_max != nullptr && p_.query_dtype == DType::kBFloat16 && p_.key_dtype == DType::kBFloat16;
+    return (isa_.tile_block_max != nullptr && p_.query_dtype == DType::kBFloat16 &&
+            p_.key_dtype == DType::kBFloat16) ||
+           split_tiles();
+  }
+  bool split_tiles() const {
+    return isa_.tile_fp16_block_max != nullptr && p_.query_dtype == DType::kFloat16 &&
+           p_.key_dtype == DType::kFloat16;
   }
 
   // Sized for the call's largest task (max_rows; at most rows_capacity()): a decode call's tasks are a few rows.
@@ -172,7 +181,8 @@ class TaskRunner {
     const int64_t rows = std::min(rows_capacity(), RoundUp(std::max<int64_t>(max_rows, 1), kPairRowAlign));
     s->q_rows.assign(std::max(rows, kDotRows) * D_, 0.0f);
     s->qt.assign(D_ * rows, 0.0f);
-    if (pair_path() || tile_path()) s->qp.assign(CeilDiv(D_, 2) * rows, 0u);
+    if (pair_path() || tile_path()) s->qp.assign(CeilDiv(D_, 2) * rows * (split_tiles() ? 2 : 1), 0u);
+    if (split_tiles()) s->q_split.assign(2 * kPairRowAlign * D_, 0u);
     if (pair_path() && p_.key_dtype == DType::kInt8) s->keys_bf16.assign(P_ * D_, 0u);
     if (dot_pair_path()) s->qd.assign(kDotRows * DotQueryChunks(D_) * 2 * kDotQueryChunk, 0u);
     s->keys.assign(kKeyChunk * D_, 0.0f);
@@ -209,8 +219,10 @@ class TaskRunner {
     for (int64_t r = 0; r < rows; ++r) std::fill(s->out_row[r] + task.col_begin, s->out_row[r] + task.col_end, p_.fill_value);
     const int64_t block_end = std::min(task.col_end, CeilDiv(max_vis, P_));
     if (task.col_begin < block_end) {
-      // A subnormal query element would be read as zero by the pair instruction: such a task uses fp32.
-      const bool tiles = tile_path() && TilePathTakes(rows, D_) && !LoadQueryPairs(req, task, rows, s);
+      // A subnormal query element would be read as zero by the pair instruction (split fp16: an infinite or NaN
+      // one would make NaN of a partner's zero lo part): such a task uses fp32.
+      const bool tiles = tile_path() && TilePathTakes(rows, D_) && (!split_tiles() || rows >= kSplitTileMinRows) &&
+                         !LoadQueryPairs(req, task, rows, s);
       const bool pairs = tiles || (pair_path() && rows > kDotRows && !LoadQueryPairs(req, task, rows, s));
       const bool dot_pairs = !tiles && dot_pair_path() && rows <= kDotRows && !LoadQueryRowsBf16(req, task, rows, s);
       const int64_t ldq = RoundUp(rows, pairs ? kPairRowAlign : kRowAlign);
@@ -256,34 +268,51 @@ class TaskRunner {
     }
   }
 
-  // Packs the task's bf16 query rows into pairs, ceil(D / 2) x RoundUp(rows, 16) (padding zero); returns
-  // true if one of them is subnormal (the tile is then unused). Pair p of a row is the row's 32-bit word p (element
-  // 2p in the low half on a little-endian host), so the pack is a transpose of words, done 16 rows at a time so
-  // that each pair's stores fill one line. (Element by element it took about a sixth of a tile prefill's time.)
+  // Packs the task's bf16 query rows into pairs, ceil(D / 2) x RoundUp(rows, 16) (padding zero, PackPairs); returns
+  // true if one of them is subnormal (the tile is then unused). Split tiles: the fp16 rows split into hi and lo
+  // (SplitFp16Fn), hi's pairs then lo's; true if one is infinite or NaN.
   bool LoadQueryPairs(const Request &req, const Task &task, int64_t rows, Scratch *s) const {
-    const int64_t ldq = RoundUp(rows, kPairRowAlign), pairs = CeilDiv(D_, 2), whole = D_ / 2;
+    const int64_t ldq = RoundUp(rows, kPairRowAlign);
     const uint16_t *query = static_cast<const uint16_t *>(p_.query);
-    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a pair's first element is its word's low half");
     uint32_t *qp = s->qp.data();
-    uint32_t subnormal = 0;
+    uint32_t unfit = 0;  // bf16 subnormals, or split fp16's infinite and NaN elements
     for (int64_t r0 = 0; r0 < ldq; r0 += kPairRowAlign) {
-      const uint16_t *row[kPairRowAlign];
+      const uint16_t *row[kPairRowAlign], *lo[kPairRowAlign];
       for (int64_t i = 0; i < kPairRowAlign; ++i) {
         row[i] = r0 + i < rows ? query + QueryRowOffset(req, task, r0 + i) : nullptr;
-        if (row[i] != nullptr) subnormal |= CountBf16Subnormals(row[i], D_);
-      }
-      for (int64_t q = 0; q < whole; ++q) {
-        for (int64_t i = 0; i < kPairRowAlign; ++i) {
-          uint32_t word = 0;
-          if (row[i] != nullptr) std::memcpy(&word, row[i] + 2 * q, sizeof(word));
-          qp[q * ldq + r0 + i] = word;
+        lo[i] = nullptr;
+        if (row[i] != nullptr && split_tiles()) {
+          uint16_t *hi = s->q_split.data() + 2 * i * D_;
+          unfit |= isa_.split_fp16(row[i], D_, hi, hi + D_) ? 1u : 0u;
+          row[i] = hi;
+          lo[i] = hi + D_;
+        } else if (row[i] != nullptr) {
+          unfit |= CountBf16Subnormals(row[i], D_);
         }
       }
-      if (pairs > whole) {  // odd D: the last pair's high half is zero
-        for (int64_t i = 0; i < kPairRowAlign; ++i) qp[whole * ldq + r0 + i] = row[i] != nullptr ? row[i][D_ - 1] : 0u;
+      PackPairs(row, r0, ldq, qp);
+      if (split_tiles()) PackPairs(lo, r0, ldq, qp + CeilDiv(D_, 2) * ldq);
+    }
+    return unfit != 0;
+  }
+
+  // Columns r0 .. r0 + 15 of a ceil(D / 2) x ldq pair layout from 16 rows of D bf16 values (null: a padding row,
+  // zero). Pair p of a row is the row's 32-bit word p (element 2p in the low half on a little-endian host), so the
+  // pack is a transpose of words, done 16 rows at a time so that each pair's stores fill one line. (Element by
+  // element it took about a sixth of a tile prefill's time.)
+  void PackPairs(const uint16_t *const *row, int64_t r0, int64_t ldq, uint32_t *qp) const {
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a pair's first element is its word's low half");
+    const int64_t pairs = CeilDiv(D_, 2), whole = D_ / 2;
+    for (int64_t q = 0; q < whole; ++q) {
+      for (int64_t i = 0; i < kPairRowAlign; ++i) {
+        uint32_t word = 0;
+        if (row[i] != nullptr) std::memcpy(&word, row[i] + 2 * q, sizeof(word));
+        qp[q * ldq + r0 + i] = word;
       }
     }
-    return subnormal != 0;
+    if (pairs > whole) {  // odd D: the last pair's high half is zero
+      for (int64_t i = 0; i < kPairRowAlign; ++i) qp[whole * ldq + r0 + i] = row[i] != nullptr ? row[i][D_ - 1] : 0u;
+    }
   }
 
   // Copies the task's bf16 query rows as Bf16DotMaxFn reads them (every 16-element chunk twice, elements at
@@ -423,7 +452,8 @@ class TaskRunner {
     }
     KeyPrefetch stream =
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
-    const PairBlockMaxFn pair_max = tiles ? isa_.tile_block_max : isa_.bf16_block_max;
+    const PairBlockMaxFn pair_max =
+        !tiles ? isa_.bf16_block_max : split_tiles() ? isa_.tile_fp16_block_max : isa_.tile_block_max;
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       at.KeyOffsets(c0, n, s->key_off.data());
