@@ -236,10 +236,10 @@ def machine_info():
 def fp32_peak(ceilings, threads_key, peaks=None):
     """The fp32 FMA peak of the kernel set in use ("1": one core, "all": every thread) from the run's peaks, or
     from `peaks` ({name: GFLOP/s}, all threads: a row's beside samples); the generic set (no FMA) is held to the
-    best SIMD set's peak."""
+    best fp32 FMA's peak (not the bf16 pair instruction's or the tiles', which multiply another dtype)."""
     peaks = peaks if peaks is not None else {n: p[threads_key] for n, p in ceilings["fma_gflops"].items()}
     isa = roofline.FP32_FMA_OF.get(ceilings["machine"]["ms_msa_cpu_kernel_used"])
-    return peaks[isa] if isa in peaks else max(peaks.values())
+    return peaks[isa] if isa in peaks else max(v for n, v in peaks.items() if n in roofline.FP32_FMA_OF.values())
 
 
 def uses_bf16_pairs(ceilings, case):
