@@ -100,7 +100,7 @@ def test_subnormal_next_to_a_huge_partner_counts(isa, where, case, mode, monkeyp
 def test_nan_and_infinite_keys_propagate(isa, case, mode, monkeypatch):
     """A NaN key element makes its block NaN for every row that sees the key; an infinite one +-inf (or NaN against
     a zero query element). Keys placed at the start, middle and end of a tile of 16 and in a request's last tile.
-    (Split, an infinite value's lo part must be 0, not inf - inf.)"""
+    (Split, a tile of keys with such an element takes fp32: inf x a partner's zero lo part would be NaN.)"""
     monkeypatch.setenv("MS_MSA_CPU_ISA", isa)
     rng = np.random.default_rng(4)
     q_shape = (sum(case.q_lens), case.heads, case.head_dim)
