@@ -4,6 +4,7 @@ import functools
 
 import mindspore as ms
 from mindspore import ops
+from mindspore.common import dtype as mstype
 
 from .. import _lib
 from . import signature
@@ -38,6 +39,11 @@ def dtype_key(dtype):
         return (type(dtype).__name__,) + tuple(getstate(dtype))
     except (TypeError, ValueError, RuntimeError):
         return dtype
+
+
+# A tensor's dtype as MindSpore hands it to an infer callback, and its state: the (type id,) of its element.
+_TENSOR_TYPE = mstype.TensorType
+_tensor_type_state = _TENSOR_TYPE.__getstate__
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +122,7 @@ class MsaCustom(ops.Custom):
         through out_shape/out_dtype, which then carry the rules."""
         self._msa_attrs = dict(attrs)
         self._msa_target = target
-        self._msa_passed = {}  # (dtype names, shapes) -> output shape, of arguments that passed the rules
+        self._msa_passed = {}  # (each input's shape and dtype key, flat) -> output shape, of arguments that passed
         self._msa_present = present_inputs
         if present_inputs is not None:
             out_shape = None  # declares the library's C++ infer-shape to MindSpore
@@ -151,10 +157,15 @@ class MsaCustom(ops.Custom):
         # nothing else (the attributes are fixed per primitive): passing arguments are remembered, which
         # takes the C++ rule check (about 40 µs of a 250 µs PyNative call here) off every repeated call.
         # Failing arguments are not remembered: each such call raises again.
-        shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
-        key = (tuple(dtype_key(a["dtype"]) for a in args), shapes)
+        key = []
+        for a in args:  # one flat tuple, a tensor dtype keyed by its state inline: 2.1 µs a call where two took 3.7
+            shape, dtype = a["shape"], a["dtype"]
+            key.append(None if shape is None else tuple(shape))
+            key.append(_tensor_type_state(dtype) if type(dtype) is _TENSOR_TYPE else dtype_key(dtype))
+        key = tuple(key)
         out = self._msa_passed.get(key)
         if out is None:
+            shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
             names = tuple(aot_dtype_name(a["dtype"]) for a in args)
             out = _lib.check_args(names, shapes, self._msa_attrs, self._msa_target)
             if len(self._msa_passed) >= _PASSED_ARGUMENTS_KEPT:
