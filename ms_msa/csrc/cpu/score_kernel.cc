@@ -180,8 +180,8 @@ class TaskRunner {
   // zero; such a tile takes fp32), and a request whose tokens span several tasks has each of those tasks read every
   // block it sees: in a prefill of 4096 tokens a block is read, and was checked, by up to 128 tasks (the check was a
   // seventh of the tile path's time there: perf, Intel Xeon family 6 model 167). So the blocks of such requests are
-  // checked once here, before the tasks (serially: a pass over the request's keys, a few hundredths of the work that
-  // reads them again per task), and a task skips the check of a block found to have no subnormal key (KeysNormal).
+  // checked once here, before the tasks (serially: one pass over the keys the request's last token sees, 60-95 µs of
+  // a 6 ms prefill of 4096 here), and a task skips the check of a block found to have no subnormal key (KeysNormal).
   // A block with one is checked tile by tile as before, so every result is the same.
   void CheckKeyBlocks() {
     if (p_.key_dtype != DType::kBFloat16 || !(pair_path() || tile_path())) return;
