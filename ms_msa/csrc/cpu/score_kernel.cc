@@ -192,7 +192,7 @@ class TaskRunner {
     for (int64_t b = 0; b < p_.geo.batch; ++b) {
       const Request req = RequestOf(p_, b);
       if (req.q_len <= tpt) continue;  // one task per key head reads each block once: its own check is as cheap
-      const int64_t max_vis = VisibleEnd(p_, req, req.q_len - 1);  // the last token sees the most
+      const int64_t max_vis = TileVisibleEnd(req, req.q_len);
       const int64_t blocks = CeilDiv(max_vis, P_);
       normal_first_[b] = static_cast<int64_t>(normal_.size());
       normal_blocks_[b] = blocks;
@@ -200,9 +200,14 @@ class TaskRunner {
         const Task task{b, g, 0, req.q_len, 0, blocks};
         for (int64_t beta = 0; beta < blocks; ++beta) {
           const BlockAddress at = BlockKeys(req, task, beta);
+          const int64_t count = std::min(P_, max_vis - beta * P_);
           bool subnormal = false;
-          for (int64_t n = 0; n < std::min(P_, max_vis - beta * P_) && !subnormal; ++n) {
-            subnormal = AnyBf16Subnormal(keys + at.key0 + n * at.key_step, D_);
+          if (at.key_step == D_) {  // the block's keys one run of elements (BBND with N2 = 1, BNBD, TND with N2 = 1)
+            subnormal = AnyBf16Subnormal(keys + at.key0, count * D_);
+          } else {
+            for (int64_t n = 0; n < count && !subnormal; ++n) {
+              subnormal = AnyBf16Subnormal(keys + at.key0 + n * at.key_step, D_);
+            }
           }
           normal_.push_back(subnormal ? 0 : 1);
         }
@@ -229,13 +234,14 @@ class TaskRunner {
     s->run_max.assign(rows, 0.0f);
   }
 
-  // The blocks a tile of tokens can see: its last token sees the most.
-  int64_t VisibleBlocks(const Request &req, int64_t t_end) const {
-    int64_t max_vis = 0;
-    for (int64_t t = std::max<int64_t>(0, t_end - 1); t < t_end; ++t) max_vis = std::max(max_vis, VisibleEnd(p_, req, t));
-    if (p_.attrs.sparse_mode == 0) max_vis = req.kv_len;
-    return CeilDiv(max_vis, P_);
+  // The exclusive end of the keys a tile of tokens ending at t_end can see: its last token sees the most.
+  int64_t TileVisibleEnd(const Request &req, int64_t t_end) const {
+    if (p_.attrs.sparse_mode == 0) return req.kv_len;
+    return t_end > 0 ? VisibleEnd(p_, req, t_end - 1) : 0;
   }
+
+  // The blocks a tile of tokens ending at t_end can see.
+  int64_t VisibleBlocks(const Request &req, int64_t t_end) const { return CeilDiv(TileVisibleEnd(req, t_end), P_); }
 
   void Run(const Task &task, Scratch *s) const {
     const Request req = RequestOf(p_, task.b);
