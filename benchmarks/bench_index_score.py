@@ -400,6 +400,12 @@ def print_ceilings(ceilings):
     probe = ceilings["read_probe"]
     print(f"read bandwidth (bytes read per second, {probe['bytes'] >> 20} MiB; last-level cache "
           f"{probe['last_level_cache_bytes'] >> 20} MiB): " + ", ".join(f"{k} {v:.1f} GB/s" for k, v in ceilings["read"].items()))
+    seq = ceilings.get("tile_sequence")
+    if seq:
+        print(f"the tile path's instruction sequence on one core ({seq['groups']} groups of 16 rows), share of the tile "
+              f"peak ({seq['tile_peak_1']:.0f} GFLOP/s) after each step: " + "; ".join(
+                  f"{where.replace('_', ' ')}: " + ", ".join(f"{step} {v['vs_tile_peak']:.2f}" for step, v in steps.items())
+                  for where, steps in seq.items() if where.startswith("keys")))
 
 
 def print_table(results, ceilings):
@@ -626,7 +632,7 @@ def main():
     ceilings = {"machine": machine, "matmul": {},
                 "fma_gflops": roofline.fma_peaks(machine["ms_msa_cpu_kernels"], machine["threads"]),
                 "copy": roofline.copy_gbps(machine["threads"]), "read": roofline.read_gbps(machine["threads"]),
-                "read_probe": roofline.read_probe_info()}
+                "read_probe": roofline.read_probe_info(), "tile_sequence": roofline.tile_sequence()}
     results = []
     for kind, case in selected:
         results.append(bench_case(kind, case, runs, peer_names, beside_names(ceilings), machine["threads"]))
@@ -645,6 +651,7 @@ def main():
     with open(json_path, "w") as f:
         json.dump({"machine": ceilings["machine"], "fma_gflops": ceilings["fma_gflops"], "copy_gbps": ceilings["copy"],
                    "read_gbps": ceilings["read"], "read_probe": ceilings["read_probe"],
+                   "tile_sequence": ceilings["tile_sequence"],
                    "matmul_gflops": ceilings["matmul"], "results": results, "fixed_call_cost": fixed,
                    "targets": targets, "kernel_targets": kernel_targets, "runs": runs, "full_run": not (args.only or args.no_numpy)}, f, indent=1)
     print(f"wrote {json_path}")

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -121,6 +123,118 @@ __attribute__((target("amx-tile,amx-bf16"))) float TileBf16(int64_t iters) {
   _tile_stored(0, c, 64);
   _tile_release();
   return c[0];
+}
+
+// The tile path's instruction sequence (isa_kernels_impl.inc, TileBlockMaxG) without the rest of the kernel: the
+// tile peak above multiplies tiles that never leave their registers, while the operator must load every tile of
+// keys and queries, store every 16 x 16 tile of scores (one store per four TDPBF16PS at D 128: the only way out of a
+// tile) and fold each stored tile into a running maximum. kSeq* say how much of that a probe run does, so that the
+// share of the tile peak each step leaves is measured (MsaBenchTileSequenceGflops).
+enum TileSequence : int {
+  kSeqProduct = 0,     // tile loads and multiply-adds alone (the scores never stored)
+  kSeqStore = 1,       // + each group's scores stored, as the kernel must
+  kSeqFold = 2,        // + each stored tile folded into a running maximum after the stores (the kernel's order)
+  kSeqFoldBetween = 3  // the same work, the last tile's fold done a group at a time between the next multiply-adds
+};
+
+// A 16 x 16 tile of scores (key i's row, a lane per query row) into a running maximum: a tree of max instructions,
+// as the kernel's FoldVisibleTile (its NaN flags left out: they are a compare per max pair).
+__attribute__((target("avx512f"))) inline void FoldScoreTile(const float (*c)[16], __m512 *run) {
+  __m512 m[8];
+  for (int i = 0; i < 8; ++i) m[i] = _mm512_max_ps(_mm512_load_ps(c[2 * i]), _mm512_load_ps(c[2 * i + 1]));
+  for (int w = 4; w >= 1; w /= 2) {
+    for (int i = 0; i < w; ++i) m[i] = _mm512_max_ps(m[i], m[i + w]);
+  }
+  *run = _mm512_max_ps(*run, m[0]);
+}
+
+// `repeats` passes of `sequence` over nkeys bf16 keys of 128 elements (keys, 256 bytes apart) against `sets` sets of four
+// 16-row query groups (qp: 64 pairs x 64 * sets rows, the kernel's pair layout), 16 keys at a time as the kernel's
+// prefill tasks take them: per set, for each 32-element chunk one key tile load and four query tile loads and
+// TDPBF16PS (scores in tiles 0-3, keys in 4, queries in 5 and 6 in turn). Returns a value of the scores.
+__attribute__((target("amx-tile,amx-bf16,avx512f"))) float TileSequencePass(int sequence, const uint16_t *keys,
+                                                                             int64_t nkeys, int64_t repeats,
+                                                                             const uint32_t *qp,
+                                                                             int sets, float (*c)[8][16][16],
+                                                                             __m512 *run) {
+  const int64_t ldq = 64 * sets;  // query rows of the layout: a pair row is ldq words
+  const int64_t qstride = ldq * static_cast<int64_t>(sizeof(uint32_t));
+  int buf = 0;
+  bool pending = false;
+  for (int64_t jj = 0; jj + 16 <= nkeys * repeats; jj += 16) {
+    const uint16_t *first = keys + jj % nkeys * 128;
+    for (int set = 0; set < sets; ++set) {
+      float (*out)[16][16] = c[buf] + 4 * set;
+      const float (*last)[16][16] = c[buf ^ 1] + 4 * set;
+      const bool fold_between = sequence == kSeqFoldBetween && pending;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t *chunk = qp + 16 * k * ldq + 64 * set;
+        _tile_loadd(4, first + 32 * k, 256);
+        _tile_loadd(5, chunk, qstride);
+        _tile_dpbf16ps(0, 4, 5);
+        _tile_loadd(6, chunk + 16, qstride);
+        _tile_dpbf16ps(1, 4, 6);
+        _tile_loadd(5, chunk + 32, qstride);
+        _tile_dpbf16ps(2, 4, 5);
+        _tile_loadd(6, chunk + 48, qstride);
+        _tile_dpbf16ps(3, 4, 6);
+        if (fold_between) FoldScoreTile(last[k], &run[4 * set + k]);
+      }
+      if (sequence != kSeqProduct) {
+        _tile_stored(0, out[0], 64);
+        _tile_stored(1, out[1], 64);
+        _tile_stored(2, out[2], 64);
+        _tile_stored(3, out[3], 64);
+      }
+      if (sequence == kSeqFold) {
+        for (int g = 0; g < 4; ++g) FoldScoreTile(out[g], &run[4 * set + g]);
+      }
+    }
+    if (sequence == kSeqFoldBetween) {
+      buf ^= 1;
+      pending = true;
+    }
+  }
+  if (sequence == kSeqProduct) _tile_stored(0, c[0][0], 64);
+  if (pending) {
+    for (int g = 0; g < 4 * sets; ++g) FoldScoreTile(c[buf ^ 1][g], &run[g]);
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, run[0]);
+  return lanes[0] + c[0][0][0][0];
+}
+
+struct FreeDelete {
+  void operator()(void *p) const { std::free(p); }
+};
+
+// n values of T, all `fill`, at a 64-byte boundary (tile loads and 512-bit loads of whole lines).
+template <typename T>
+std::unique_ptr<T[], FreeDelete> AlignedArray(int64_t n, T fill) {
+  T *p = static_cast<T *>(std::aligned_alloc(64, (n * static_cast<int64_t>(sizeof(T)) + 63) / 64 * 64));
+  if (p == nullptr) throw std::bad_alloc();
+  std::fill(p, p + n, fill);
+  return std::unique_ptr<T[], FreeDelete>(p);
+}
+
+__attribute__((target("amx-tile"))) void ConfigureTiles(int count) {
+  TileConfig cfg;
+  for (int t = 0; t < count; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  __asm__ __volatile__("" : : "r"(&cfg) : "memory");  // every store of cfg before the load (as the kernel's)
+  _tile_loadconfig(&cfg);
+}
+
+__attribute__((target("amx-tile"))) void ReleaseTiles() { _tile_release(); }
+
+__attribute__((target("avx512f"))) void ZeroRun(__m512 *run, int n) {
+  for (int i = 0; i < n; ++i) run[i] = _mm512_set1_ps(-1e30f);
 }
 
 // Runs body(thread index) on `threads` threads started together; returns the wall time of the slowest.
@@ -348,3 +462,40 @@ CEILING_EXPORT double MsaBenchReadGbps(int64_t bytes, int64_t block_bytes, int64
 
 // An AOT kernel for ops.Custom that does nothing: what MindSpore itself costs per Custom call.
 CEILING_EXPORT int MsaBenchNoopAot(int, void **, int *, int64_t **, const char **, void *, void *) { return 0; }
+
+// GFLOP/s of one thread running the tile path's instruction sequence (TileSequence `sequence`, 0-3) over `nkeys`
+// keys (a multiple of 16: 128 keys, 32 KiB, stay in L1 with the queries; 4096, 1 MiB, in L2) against `groups`
+// (4 or 8) groups of 16 query rows, for about `seconds`; the best of `runs` passes' rates. Counted as the kernel's
+// flops: 2 x 16 rows x 16 keys x 128 elements per group and key tile. -1 without AMX or for a bad argument.
+CEILING_EXPORT double MsaBenchTileSequenceGflops(int sequence, int64_t nkeys, int groups, double seconds, int runs) {
+  if (!HaveTiles() || sequence < kSeqProduct || sequence > kSeqFoldBetween || nkeys < 16 || nkeys % 16 != 0 ||
+      (groups != 4 && groups != 8)) {
+    return -1.0;
+  }
+  const int sets = groups / 4;
+  auto keys = AlignedArray<uint16_t>(nkeys * 128, 0x3F80);  // 1.0
+  auto qp = AlignedArray<uint32_t>(64 * 64 * sets, 0x33803380u);  // pairs of 2^-24
+  auto scores = AlignedArray<float>(2 * 8 * 16 * 16, 0.0f);
+  auto *c = reinterpret_cast<float (*)[8][16][16]>(scores.get());
+  alignas(64) __m512 run[8];
+  ConfigureTiles(7);
+  ZeroRun(run, 8);
+  const int64_t repeats = std::max<int64_t>(1, 65536 / nkeys);  // a call of 65,536 keys or more: a millisecond
+  const double flops = 2.0 * 16 * 16 * 128 * (nkeys / 16) * repeats * groups;
+  float sink = TileSequencePass(sequence, keys.get(), nkeys, repeats, qp.get(), sets, c, run);  // warm the caches
+  double best = 0.0;
+  for (int r = 0; r < std::max(runs, 1); ++r) {
+    const double t0 = Now();
+    int64_t passes = 0;
+    double elapsed;
+    do {
+      sink += TileSequencePass(sequence, keys.get(), nkeys, repeats, qp.get(), sets, c, run);
+      ++passes;
+      elapsed = Now() - t0;
+    } while (elapsed < seconds);
+    best = std::max(best, flops * passes / elapsed / 1e9);
+  }
+  ReleaseTiles();
+  g_read_sink.fetch_add(static_cast<uint64_t>(sink != 0.0f), std::memory_order_relaxed);
+  return best;
+}

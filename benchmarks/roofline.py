@@ -41,6 +41,9 @@ def native():
         lib.MsaBenchReadOnceGbps.restype = ctypes.c_double
         lib.MsaBenchReadGbps.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_int]
         lib.MsaBenchReadGbps.restype = ctypes.c_double
+        lib.MsaBenchTileSequenceGflops.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int, ctypes.c_double,
+                                                   ctypes.c_int]
+        lib.MsaBenchTileSequenceGflops.restype = ctypes.c_double
         _native = lib
     return _native
 
@@ -66,6 +69,30 @@ def fma_peaks(isas, threads, seconds=0.3, runs=3):
             peaks[name] = {"1": lib.MsaBenchFmaGflops(name.encode(), 1, seconds, runs),
                            "all": lib.MsaBenchFmaGflops(name.encode(), threads, seconds, runs)}
     return peaks
+
+
+# The steps of the tile path's instruction sequence (ceilings.cc, TileSequence), in its order.
+TILE_SEQUENCE_STEPS = ("product", "store", "fold", "fold_between")
+
+
+def tile_sequence(seconds=0.2, runs=3, groups=8):
+    """What the tile path's instruction sequence can reach on one core, against the tile peak measured beside it
+    (None without AMX): a prefill task's `groups` groups of 16 query rows against 16 keys at a time, keys in L1 (128
+    keys) and in L2 (4,096), the sequence cut after each step (TILE_SEQUENCE_STEPS: the tile loads and products alone;
+    + the score tiles stored; + each folded into a running maximum, the kernel's order; the same with the fold
+    between the next product's multiply-adds). {"tile_peak_1": GFLOP/s, "keys_in_l1"/"keys_in_l2": {step:
+    {"gflops", "vs_tile_peak"}}}."""
+    lib = native()
+    if not lib.MsaBenchHasIsa(TILES.encode()):
+        return None
+    peak = lib.MsaBenchFmaGflops(TILES.encode(), 1, seconds, runs)
+    out = {"tile_peak_1": peak, "groups": groups}
+    for where, nkeys in (("keys_in_l1", 128), ("keys_in_l2", 4096)):
+        out[where] = {}
+        for i, step in enumerate(TILE_SEQUENCE_STEPS):
+            gflops = lib.MsaBenchTileSequenceGflops(i, nkeys, groups, seconds, runs)
+            out[where][step] = {"gflops": gflops, "vs_tile_peak": gflops / peak}
+    return out
 
 
 def _best(fn, runs, budget_s=3.0):
