@@ -92,16 +92,22 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
+// Tiles 0 to count - 1, each 16 rows of 64 bytes (palette 1), for this thread.
+__attribute__((target("amx-tile"))) void ConfigureTiles(int count) {
+  TileConfig cfg;
+  for (int t = 0; t < count; ++t) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  __asm__ __volatile__("" : : "r"(&cfg) : "memory");  // every store of cfg before the load (as the kernel's)
+  _tile_loadconfig(&cfg);
+}
+
 // TDPBF16PS (16 x 16 fp32 += 16 x 32 bf16 times 32 x 16 bf16: 16384 flops) on kTileChains accumulator tiles, each
 // thread configuring its own tiles (the state is per thread).
 constexpr int kTileChains = 4;
 __attribute__((target("amx-tile,amx-bf16"))) float TileBf16(int64_t iters) {
-  TileConfig cfg;
-  for (int t = 0; t < kTileChains + 2; ++t) {
-    cfg.rows[t] = 16;
-    cfg.colsb[t] = 64;
-  }
-  _tile_loadconfig(&cfg);
+  ConfigureTiles(kTileChains + 2);
   alignas(64) uint16_t a[16 * 32], b[16 * 32];
   for (int i = 0; i < 16 * 32; ++i) {
     a[i] = 0x3F80;  // 1.0
@@ -221,19 +227,9 @@ std::unique_ptr<T[], FreeDelete> AlignedArray(int64_t n, T fill) {
   return std::unique_ptr<T[], FreeDelete>(p);
 }
 
-__attribute__((target("amx-tile"))) void ConfigureTiles(int count) {
-  TileConfig cfg;
-  for (int t = 0; t < count; ++t) {
-    cfg.rows[t] = 16;
-    cfg.colsb[t] = 64;
-  }
-  __asm__ __volatile__("" : : "r"(&cfg) : "memory");  // every store of cfg before the load (as the kernel's)
-  _tile_loadconfig(&cfg);
-}
-
 __attribute__((target("amx-tile"))) void ReleaseTiles() { _tile_release(); }
 
-__attribute__((target("avx512f"))) void ZeroRun(__m512 *run, int n) {
+__attribute__((target("avx512f"))) void ResetRunningMax(__m512 *run, int n) {
   for (int i = 0; i < n; ++i) run[i] = _mm512_set1_ps(-1e30f);
 }
 
@@ -479,7 +475,7 @@ CEILING_EXPORT double MsaBenchTileSequenceGflops(int sequence, int64_t nkeys, in
   auto *c = reinterpret_cast<float (*)[8][16][16]>(scores.get());
   alignas(64) __m512 run[8];
   ConfigureTiles(7);
-  ZeroRun(run, 8);
+  ResetRunningMax(run, 8);
   const int64_t repeats = std::max<int64_t>(1, 65536 / nkeys);  // a call of 65,536 keys or more: a millisecond
   const double flops = 2.0 * 16 * 16 * 128 * (nkeys / 16) * repeats * groups;
   float sink = TileSequencePass(sequence, keys.get(), nkeys, repeats, qp.get(), sets, c, run);  // warm the caches
