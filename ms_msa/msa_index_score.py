@@ -10,7 +10,7 @@ from mindspore.common.api import _pynative_executor
 from . import _attrs, _graph_calls, _lib, backends
 from .backends import signature
 
-_AOT_FAILURE = re.compile(r"function\(MsaIndexScore\) is (\d+)")
+_AOT_FAILURE = re.compile(r"function\(MsaIndexScore(?:Given)?\) is (\d+)")  # the two entries of backends/cpu.py
 _KERNEL_ERRORS = {1: TypeError, 2: ValueError}
 _CALL_LOCK = threading.RLock()
 
@@ -102,6 +102,7 @@ class MsaIndexScore(nn.Cell):
         # registry, which Cell.__getattr__ searches at every read. With the loop there, _pynative_direct took
         # 1.5 µs a call where it took 3.4 (timeit, this machine).
         object.__setattr__(self, "_pynative_primitive", getattr(self.score_op, "pynative_primitive", None))
+        object.__setattr__(self, "_pynative_given", getattr(self.score_op, "pynative_given", None))
         # Repeated GRAPH_MODE calls run their compiled graph directly (_graph_calls.py): on CPU, where that
         # has run; Ascend keeps Cell.__call__ until this library has run on an NPU.
         self._graph_calls = _graph_calls.CompiledCalls() if target == _lib.TARGET_CPU else None
@@ -163,25 +164,35 @@ class MsaIndexScore(nn.Cell):
     def _pynative_direct(self, args, kwargs):
         """In PyNative, the backend's primitive with Python shape inference, called directly: MindSpore
         runs a C++ infer-shape by opening the library anew at every call (about 60 µs of a 200 µs call here),
-        and PyNative shapes are always known. None (the ordinary Cell call) in GRAPH_MODE, for a backend
-        without such a primitive, or for arguments that are not all Tensors or None (the Cell call then
-        converts or rejects them)."""
+        and PyNative shapes are always known. A call with every required input goes to the backend's primitive
+        for its given inputs, which is handed only those (no None). None (the ordinary Cell call) in
+        GRAPH_MODE, for a backend without such a primitive, or for arguments that are not all Tensors or None
+        (the Cell call then converts or rejects them)."""
         primitive = self._pynative_primitive
         if primitive is None or len(args) > len(_CALL_NAMES) or _mode() != context.PYNATIVE_MODE:
             return None
         if kwargs:
-            given = dict(zip(_CALL_NAMES, args))
+            named = dict(zip(_CALL_NAMES, args))
             for name, value in kwargs.items():
-                if name not in _CALL_NAMES or name in given:
+                if name not in _CALL_NAMES or name in named:
                     return None
-                given[name] = value
-            args = [given.get(name) for name in _CALL_NAMES]
+                named[name] = value
+            args = [named.get(name) for name in _CALL_NAMES]
         else:
             args = list(args) + [None] * (len(_CALL_NAMES) - len(args))
-        for value in args:
-            if value is not None and not isinstance(value, Tensor):
+        given, mask = [], 0
+        for bit, i in enumerate(_BACKEND_ORDER):  # the backends' (aclnn) order
+            value = args[i]
+            if value is None:
+                continue
+            if not isinstance(value, Tensor):
                 return None
-        ordered = [args[i] for i in _BACKEND_ORDER]  # the backends' (aclnn) order
+            given.append(value)
+            mask |= 1 << bit
+        if self._pynative_given is not None and mask & signature.REQUIRED_MASK == signature.REQUIRED_MASK:
+            primitive = self._pynative_given(mask)  # handed only the given tensors
+            return lambda: primitive(*given)
+        ordered = [args[i] for i in _BACKEND_ORDER]
         return lambda: primitive(*ordered)
 
     def extend_repr(self):

@@ -11,7 +11,7 @@ from . import signature
 
 NUM_TENSOR_INPUTS = len(signature.INPUTS)
 
-# Must equal kPresenceAttr of ms_msa/csrc/cpu/msa_index_score_infer.cc.
+# Must equal kPresenceAttr of ms_msa/csrc/cpu/aot_attrs.h.
 PRESENCE_ATTR = "present_inputs"
 # Must equal kAclnnInferAttrPrefix of ms_msa/csrc/cpu/aot_attrs.h: the aclnn Custom's attributes named
 # like the Cell's are call arguments its C++ infer-shape does not see, so the Cell's attributes are
@@ -105,6 +105,9 @@ def check_dtypes(dtypes, attrs, target):
     return ms.float32
 
 
+# An absent input as MindSpore describes a None argument to __infer__.
+_ABSENT = {"shape": None, "dtype": None, "value": None}
+
 # How many passing argument signatures a primitive remembers (then it starts afresh): a serving loop has a
 # handful (prefill, decode, a few batch shapes).
 _PASSED_ARGUMENTS_KEPT = 64
@@ -120,15 +123,21 @@ class MsaCustom(ops.Custom):
     `func` then names the library: "<path>:<symbol>".
     """
 
-    def __init__(self, func, attrs, target, reg_info=None, present_inputs=None, attrs_as_inputs=False):
+    def __init__(self, func, attrs, target, reg_info=None, present_inputs=None, attrs_as_inputs=False,
+                 given_only=False):
         """attrs_as_inputs: the attributes arrive as positional arguments after the tensors (the
         aclnn Custom), so they are not set on the primitive, and a PyNative launch (pyboost) infers
-        through out_shape/out_dtype, which then carry the rules."""
+        through out_shape/out_dtype, which then carry the rules.
+        given_only: the primitive is called with only the inputs of present_inputs, in aclnn order (no None
+        among them), and infers in Python; its kernel entry reads present_inputs to place them."""
         self._msa_attrs = dict(attrs)
         self._msa_target = target
         self._msa_passed = {}  # (each input's shape and dtype key, flat) -> output shape, of arguments that passed
         self._msa_present = present_inputs
-        if present_inputs is not None:
+        self._msa_given = tuple(i for i in range(NUM_TENSOR_INPUTS) if present_inputs >> i & 1) if given_only \
+            else None
+        self._msa_listed = None if given_only else NUM_TENSOR_INPUTS  # the tensors among infer's arguments
+        if present_inputs is not None and not given_only:
             out_shape = None  # declares the library's C++ infer-shape to MindSpore
         elif attrs_as_inputs:
             out_shape = lambda *shapes: infer_output_shape(shapes, self._msa_attrs, target)
@@ -148,34 +157,44 @@ class MsaCustom(ops.Custom):
         # Shapes and dtypes are checked together (the rules need both), so this replaces
         # Custom.__infer__, which would ask for them one after the other. Attributes passed as
         # positional arguments (the aclnn Custom) follow the tensors and are not checked here.
-        args = args[:NUM_TENSOR_INPUTS]
-        if self._msa_present is not None:
-            present = sum(1 << i for i, a in enumerate(args) if a["dtype"] is not None)
-            if present != self._msa_present:
-                raise RuntimeError(f"MsaIndexScore: internal error: primitive for input pattern {self._msa_present:#x} "
-                                   f"called with pattern {present:#x}")
-        return {"shape": self._infer_shape(*args), "dtype": ms.float32, "value": None}
-
-    def _infer_shape(self, *args):
+        #
         # A serving loop calls with the same shapes and dtypes again and again, and the rules depend on
         # nothing else (the attributes are fixed per primitive): passing arguments are remembered, which
         # takes the C++ rule check (about 40 µs of a 250 µs PyNative call here) off every repeated call.
         # Failing arguments are not remembered: each such call raises again.
         key = []
-        for a in args:  # one flat tuple: 2.1 µs a call where a tuple per argument took 3.7
+        for a in args[:self._msa_listed]:  # one flat tuple: 2.1 µs a call where a tuple per argument took 3.7
             shape = a["shape"]
             key.append(None if shape is None else tuple(shape))
             key.append(dtype_key(a["dtype"]))
         key = tuple(key)
         out = self._msa_passed.get(key)
         if out is None:
-            shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
-            names = tuple(aot_dtype_name(a["dtype"]) for a in args)
-            out = _lib.check_args(names, shapes, self._msa_attrs, self._msa_target)
+            out = self._check(args)
             if len(self._msa_passed) >= _PASSED_ARGUMENTS_KEPT:
                 self._msa_passed.clear()
             self._msa_passed[key] = out
-        return list(out)
+        return {"shape": list(out), "dtype": ms.float32, "value": None}
+
+    def _check(self, args):
+        """The output shape of arguments not seen before, by the C++ rules (aclnn order, all eight inputs)."""
+        if self._msa_given is not None:
+            if len(args) != len(self._msa_given):
+                raise RuntimeError(f"MsaIndexScore: internal error: primitive for the inputs {self._msa_given} "
+                                   f"called with {len(args)}")
+            spread = [_ABSENT] * NUM_TENSOR_INPUTS
+            for slot, arg in zip(self._msa_given, args):
+                spread[slot] = arg
+            args = spread
+        args = args[:NUM_TENSOR_INPUTS]
+        if self._msa_present is not None:
+            present = sum(1 << i for i, a in enumerate(args) if a["dtype"] is not None)
+            if present != self._msa_present:
+                raise RuntimeError(f"MsaIndexScore: internal error: primitive for input pattern {self._msa_present:#x} "
+                                   f"called with pattern {present:#x}")
+        shapes = tuple(None if a["shape"] is None else tuple(a["shape"]) for a in args)
+        names = tuple(aot_dtype_name(a["dtype"]) for a in args)
+        return _lib.check_args(names, shapes, self._msa_attrs, self._msa_target)
 
     def _infer_dtype(self, *dtypes):
         return ms.float32

@@ -14,6 +14,11 @@ namespace cpu {
 // Must equal ACLNN_INFER_ATTR_PREFIX of ms_msa/backends/infer.py.
 constexpr const char *kAclnnInferAttrPrefix = "infer_";
 
+// The primitive attribute that says which inputs a call has (msa::PresenceMask, bit i = aclnn input i), for the
+// callbacks that MindSpore does not tell: the C++ infer-shape, and the kernel entry that is given only the
+// present tensors (MsaIndexScoreGiven). Must equal PRESENCE_ATTR of ms_msa/backends/infer.py.
+constexpr const char *kPresenceAttr = "present_inputs";
+
 inline Status ReadAotAttrs(mindspore::AotExtra *extra, Attrs *attrs, float *fill_value, const std::string &prefix = "",
                            Target target = Target::kCpu) {
   Status s;

@@ -30,16 +30,15 @@
 namespace {
 
 constexpr int64_t kDynamicRank = -2;
-constexpr const char *kPresenceAttr = "present_inputs";
 
 std::vector<int64_t> InferScoreShape(int *ndims, int64_t **shapes, mindspore::AotExtra *extra,
                                      const std::string &attr_prefix, msa::Target target) {
-  if (extra == nullptr || !extra->HasAttr(kPresenceAttr)) {
+  if (extra == nullptr || !extra->HasAttr(msa::cpu::kPresenceAttr)) {
     // Not a user error: the Custom was built without the attribute this callback depends on.
     throw std::logic_error("MsaIndexScore: the primitive lacks the 'present_inputs' attribute (build it with "
                            "ms_msa.backends)");
   }
-  const auto present = static_cast<msa::PresenceMask>(extra->Attr<int64_t>(kPresenceAttr));
+  const auto present = static_cast<msa::PresenceMask>(extra->Attr<int64_t>(msa::cpu::kPresenceAttr));
   if ((present & msa::kRequiredInputs) != msa::kRequiredInputs || (present & ~msa::kAllInputs) != 0) {
     throw std::logic_error("MsaIndexScore: invalid 'present_inputs' attribute");
   }
