@@ -12,11 +12,17 @@ from ms_msa import _lib
 from ms_msa.backends import infer, signature
 from ms_msa.testing import cases, numeric
 
+
+def _given_mask(args):
+    named = dict(zip(cases.CALL_ORDER, args))
+    return sum(1 << i for i, name in enumerate(signature.INPUT_NAMES) if named[name] is not None)
+
+
 # The smallest case of each pattern of given inputs in the matrix (0xe3, 0xe7, 0xeb, 0xef when written).
 _PATTERN_CASES = {}
 for _case in cases.ALL_CASES:
     _inputs = cases.build_inputs(_case)
-    _mask = sum(1 << i for i, name in enumerate(signature.INPUT_NAMES) if _inputs.tensors[name] is not None)
+    _mask = _given_mask(cases.call_args(_inputs))
     _size = sum(int(np.prod(t.shape)) for t in _inputs.tensors.values() if t is not None)
     if _mask not in _PATTERN_CASES or _size < _PATTERN_CASES[_mask][1]:
         _PATTERN_CASES[_mask] = (_case, _size)
@@ -24,11 +30,6 @@ PATTERN_CASES = [case for case, _ in _PATTERN_CASES.values()]
 # A case with work to do and a block table, for the tests of one call.
 ONE_CASE = next(case for mask, (case, size) in _PATTERN_CASES.items()
                 if size > 1000 and mask & signature.input_bit("block_table"))
-
-
-def _given_mask(args):
-    named = dict(zip(cases.CALL_ORDER, args))
-    return sum(1 << i for i, name in enumerate(signature.INPUT_NAMES) if named[name] is not None)
 
 
 def test_the_matrix_has_several_patterns():
@@ -83,9 +84,10 @@ def test_a_missing_required_input_is_still_named(pynative):
 
 def _given_args(case):
     inputs = cases.build_inputs(case)
-    named = dict(zip(cases.CALL_ORDER, cases.call_args(inputs)))
+    args = cases.call_args(inputs)
+    named = dict(zip(cases.CALL_ORDER, args))
     given = [named[name] for name in signature.INPUT_NAMES if named[name] is not None]
-    return given, _given_mask(cases.call_args(inputs)), cases.build_inputs(case).run_reference().shape
+    return given, _given_mask(args), inputs.run_reference().shape
 
 
 def test_the_primitive_refuses_another_count_of_inputs(pynative):
@@ -103,8 +105,9 @@ def test_the_kernel_entry_refuses_tensors_its_mask_does_not_describe(pynative):
     given, mask, out_shape = _given_args(case)
     op = ops.Custom(f"{_lib.library_path()}:MsaIndexScoreGiven", out_shape=lambda *s: list(out_shape),
                     out_dtype=lambda *d: ms.float32, func_type="aot")
-    for name, value in ms_msa.MsaIndexScore(**case.attrs()).score_op.pynative_given(mask)._msa_attrs.items():
-        op.add_prim_attr(name, -1 if value is None and name == "max_kv_blocks" else value)
+    given_op = ms_msa.MsaIndexScore(**case.attrs()).score_op.pynative_given(mask)
+    for name in given_op._msa_attrs:  # the Cell's attributes as that primitive carries them
+        op.add_prim_attr(name, given_op.attrs[name])
     op.add_prim_attr(infer.PRESENCE_ATTR, mask | signature.input_bit("atten_mask"))  # one more than given
     with pytest.raises(RuntimeError):
         op(*given).asnumpy()
