@@ -114,7 +114,8 @@ struct CacheLineAllocator {
 template <typename T>
 using LineVector = std::vector<T, CacheLineAllocator<T>>;
 
-// Scratch of one worker, sized once per launch: O(rows x D + chunk x D), independent of sequence length.
+// Scratch of one worker: O(rows x D + chunk x D), independent of sequence length. Sized and filled at every launch
+// (Prepare), in memory the calling thread keeps from one launch to the next (CallerScratch).
 struct Scratch {
   LineVector<float> q_rows;  // rows x D
   LineVector<float> qt;      // D x ldq
@@ -135,7 +136,35 @@ struct Scratch {
   std::vector<float *> out_row;
   LineVector<int32_t> limit, run_nan;
   LineVector<float> run_max;
+
+  std::size_t CapacityBytes() const {
+    auto bytes = [](const auto &v) { return v.capacity() * sizeof(v[0]); };
+    return bytes(q_rows) + bytes(qt) + bytes(qp) + bytes(q_split) + bytes(qd) + bytes(keys) + bytes(keys_bf16) +
+           bytes(scale_stash) + bytes(key_off) + bytes(vis_end) + bytes(out_row) + bytes(limit) + bytes(run_nan) +
+           bytes(run_max);
+  }
 };
+
+// The workers' scratch, kept by the calling thread from one launch to the next. Allocated anew at every launch, it
+// cost a small call most of its time: one decode token over one block (bf16, the M3 index shape) spent 7.5 µs in
+// the kernel in GRAPH_MODE, 3.7 of them allocating and filling the scratch, and 15-20 µs in PyNative, 14.6 of them
+// there; the whole call also took 30-40 µs longer than the kernel's own time accounts for (docs/performance.md,
+// *A small call's scratch*). A launch uses only its own calling thread's vector, so launches from different threads
+// (two kernels of one graph, Python threads) never share one; the workers of a launch each use their own element.
+std::vector<Scratch> &CallerScratch(int workers) {
+  static thread_local std::vector<Scratch> kept;
+  if (static_cast<int>(kept.size()) < workers) kept.resize(workers);
+  return kept;
+}
+
+// What a thread keeps after a launch: a launch whose scratch grew past this (a large head dim D) frees it.
+constexpr std::size_t kKeptScratchBytes = std::size_t{8} << 20;
+
+void ReleaseLargeScratch(std::vector<Scratch> *kept) {
+  std::size_t bytes = 0;
+  for (const Scratch &s : *kept) bytes += s.CapacityBytes();
+  if (bytes > kKeptScratchBytes) std::vector<Scratch>().swap(*kept);
+}
 
 class TaskRunner {
  public:
@@ -683,8 +712,8 @@ void RunScore(const ScoreProblem &p, int num_threads) {
 
   runner.CheckKeyBlocks();
   const int workers = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(tasks.size())));
-  std::vector<Scratch> scratch(std::max(workers, 1));
-  for (auto &s : scratch) runner.Prepare(&s, max_rows);
+  std::vector<Scratch> &scratch = CallerScratch(std::max(workers, 1));
+  for (int i = 0; i < std::max(workers, 1); ++i) runner.Prepare(&scratch[i], max_rows);
   std::atomic<int64_t> next{0};
   auto worker = [&](int id) {
     const KeepSubnormals part_ieee;  // a kept pool thread has whatever FP mode it last ran with
@@ -693,6 +722,7 @@ void RunScore(const ScoreProblem &p, int num_threads) {
     }
   };
   RunParallel(workers, worker);
+  ReleaseLargeScratch(&scratch);
 }
 
 }  // namespace cpu
