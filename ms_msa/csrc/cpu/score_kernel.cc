@@ -147,9 +147,8 @@ struct Scratch {
 
 // The workers' scratch, kept by the calling thread from one launch to the next. Allocated anew at every launch, it
 // cost a small call most of its time: one decode token over one block (bf16, the M3 index shape) spent 7.5 µs in
-// the kernel in GRAPH_MODE, 3.7 of them allocating and filling the scratch, and 15-20 µs in PyNative, 14.6 of them
-// there; the whole call also took 30-40 µs longer than the kernel's own time accounts for (docs/performance.md,
-// *A small call's scratch*). A launch uses only its own calling thread's vector, so launches from different threads
+// the kernel in GRAPH_MODE, 3.7 of them allocating and filling the scratch, and 17.5 µs in PyNative, 14.6 of them
+// there (docs/performance.md, *A small call's scratch*). A launch uses only its own calling thread's vector, so launches from different threads
 // (two kernels of one graph, Python threads) never share one; the workers of a launch each use their own element.
 std::vector<Scratch> &CallerScratch(int workers) {
   static thread_local std::vector<Scratch> kept;
