@@ -5,46 +5,24 @@ compile; the expected shapes come from the numpy reference's output."""
 import ctypes
 import dataclasses
 import math
-import os
-import subprocess
 
 import pytest
 
+import _aot_shim
 from ms_msa import _attrs, _lib
-from ms_msa._build import CSRC_DIR
 from ms_msa.backends import ascend, cpu, infer, signature
 from ms_msa.testing import cases
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_RANK = 8
 
 
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory):
-    lib = tmp_path_factory.mktemp("shim") / "libaot_infer_shape_shim.so"
-    subprocess.run(["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=0", "-I", CSRC_DIR,
-                    os.path.join(HERE, "cpp", "aot_infer_shape_shim.cc"), "-o", str(lib), "-ldl"],
-                   check=True, capture_output=True, text=True)
-    fn = ctypes.CDLL(str(lib)).CallInferShape
+    fn = _aot_shim.build(tmp_path_factory.mktemp("shim")).CallInferShape
     fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int),
                    ctypes.POINTER(ctypes.c_int64), ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
                    ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int]
     return fn
-
-
-def _attr_spec(prim):
-    """The primitive's scalar attributes in the shim's format (name=type:value;...)."""
-    items = []
-    for name, value in prim.attrs.items():
-        if isinstance(value, bool):
-            items.append(f"{name}=i:{int(value)}")
-        elif isinstance(value, int):
-            items.append(f"{name}=i:{value}")
-        elif isinstance(value, float):
-            items.append(f"{name}=f:{value!r}")
-        elif isinstance(value, str) and ";" not in value:
-            items.append(f"{name}=s:{value}")
-    return ";".join(items)
 
 
 def _infer(shim, prim, shapes):
@@ -58,7 +36,7 @@ def _infer(shim, prim, shapes):
             dims[i * MAX_RANK + r] = v
     out, rank = (ctypes.c_int64 * 8)(), ctypes.c_int(0)
     msg = ctypes.create_string_buffer(512)
-    code = shim(library.encode(), (symbol + "InferShape").encode(), _attr_spec(prim).encode(), len(listed), ndims,
+    code = shim(library.encode(), (symbol + "InferShape").encode(), _aot_shim.attr_spec(prim).encode(), len(listed), ndims,
                 dims, MAX_RANK, out, ctypes.byref(rank), msg, len(msg))
     if code:
         raise RuntimeError(f"infer-shape call failed ({code}): {msg.value.decode()}")
