@@ -2,10 +2,11 @@
 index-score ops in parallel. No test through MindSpore has two at once (it ran the two ops of one graph one after
 the other, and ms_msa's Cells take turns), so the library's AOT entry is called here as MindSpore calls it, through
 the shim tests/cpp/aot_shim.cc: calls of several kinds of task (bf16 prefill, int8-key decode, fp16 speculative
-decode, fp32, a head dim whose scratch passes the 8 MiB a thread keeps) run one after another, each accepted against
-the reference, then from four threads at once, each thread running every call again and again in its own order with
-kernel instances of its own; every one of those launches writes, byte for byte, what its call wrote alone. The kernel
-keeps its workers' scratch per calling thread (score_kernel.cc, CallerScratch): one per process would fail here."""
+decode, fp32, a head dim whose scratch, 5.8-8.4 MiB, passes the 8 MiB a thread keeps in some launches) run one
+after another, each accepted against the reference, then from four threads at once, each thread running every call
+again and again in its own order with kernel instances of its own; every one of those launches writes, byte for
+byte, what its call wrote alone. The kernel keeps its workers' scratch per calling thread (score_kernel.cc,
+CallerScratch): one per process would fail here."""
 import ctypes
 
 import numpy as np
