@@ -36,8 +36,8 @@ def _infer(shim, prim, shapes):
             dims[i * MAX_RANK + r] = v
     out, rank = (ctypes.c_int64 * 8)(), ctypes.c_int(0)
     msg = ctypes.create_string_buffer(512)
-    code = shim(library.encode(), (symbol + "InferShape").encode(), _aot_shim.attr_spec(prim).encode(), len(listed), ndims,
-                dims, MAX_RANK, out, ctypes.byref(rank), msg, len(msg))
+    code = shim(library.encode(), (symbol + "InferShape").encode(), _aot_shim.attr_spec(prim).encode(), len(listed),
+                ndims, dims, MAX_RANK, out, ctypes.byref(rank), msg, len(msg))
     if code:
         raise RuntimeError(f"infer-shape call failed ({code}): {msg.value.decode()}")
     return [out[i] for i in range(rank.value)]

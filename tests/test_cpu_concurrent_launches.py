@@ -22,7 +22,7 @@ THREADS, ROUNDS = 4, 6
 WIDE = cases.Case("concurrent-d4096", heads=4, head_dim=4096, pages=3, q_lens=(40,), kv_lens=(130,), dtype="float16",
                   local_window="token")
 CASES = [cases.CASES_BY_NAME[n] for n in ("L1-bf16", "X-int8-decode-m3", "L1-decode-speculative", "X-fp32")] + [WIDE]
-_NUMPY = {"float16": np.float16, "float32": np.float32, "int8": np.int8, "int32": np.int32}
+_NUMPY = {"float16": np.float16, "float32": np.float32, "int8": np.int8, "int32": np.int32, "bool": np.bool_}
 
 
 def _raw(value, dtype):

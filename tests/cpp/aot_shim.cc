@@ -131,7 +131,8 @@ extern "C" int LaunchConcurrently(const char *library, const char *symbol, int n
                                   int msg_len) {
   void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
   auto launch = handle == nullptr ? nullptr : reinterpret_cast<LaunchFn>(dlsym(handle, symbol));
-  auto init = handle == nullptr ? nullptr : reinterpret_cast<InitFn>(dlsym(handle, (std::string(symbol) + "Init").c_str()));
+  const std::string init_symbol = std::string(symbol) + "Init";
+  auto init = handle == nullptr ? nullptr : reinterpret_cast<InitFn>(dlsym(handle, init_symbol.c_str()));
   if (launch == nullptr || init == nullptr) {
     std::snprintf(msg, msg_len, "%s", dlerror());
     return -1;

@@ -148,8 +148,9 @@ struct Scratch {
 // The workers' scratch, kept by the calling thread from one launch to the next. Allocated anew at every launch, it
 // cost a small call most of its time: one decode token over one block (bf16, the M3 index shape) spent 7.5 µs in
 // the kernel in GRAPH_MODE, 3.7 of them allocating and filling the scratch, and 17.5 µs in PyNative, 14.6 of them
-// there (docs/performance.md, *A small call's scratch*). A launch uses only its own calling thread's vector, so launches from different threads
-// (two kernels of one graph, Python threads) never share one; the workers of a launch each use their own element.
+// there (docs/performance.md, *A small call's scratch*). A launch uses only its own calling thread's vector, so
+// launches from different threads (two kernels of one graph, Python threads) never share one; the workers of a launch
+// each use their own element.
 std::vector<Scratch> &CallerScratch(int workers) {
   static thread_local std::vector<Scratch> kept;
   if (static_cast<int>(kept.size()) < workers) kept.resize(workers);
@@ -711,8 +712,9 @@ void RunScore(const ScoreProblem &p, int num_threads) {
 
   runner.CheckKeyBlocks();
   const int workers = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(tasks.size())));
-  std::vector<Scratch> &scratch = CallerScratch(std::max(workers, 1));
-  for (int i = 0; i < std::max(workers, 1); ++i) runner.Prepare(&scratch[i], max_rows);
+  const int scratches = std::max(workers, 1);  // one a worker (one where the call has no task)
+  std::vector<Scratch> &scratch = CallerScratch(scratches);
+  for (int i = 0; i < scratches; ++i) runner.Prepare(&scratch[i], max_rows);
   std::atomic<int64_t> next{0};
   auto worker = [&](int id) {
     const KeepSubnormals part_ieee;  // a kept pool thread has whatever FP mode it last ran with
